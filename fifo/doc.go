@@ -1,0 +1,42 @@
+// Package fifo is one shard's delta queue: client-go's DeltaFIFO semantics,
+// split so that the queue lock is never held while a batch is applied.
+//
+// The reflector (through the pipeline's router) writes Add, Update, Delete,
+// Replace and Resync; the shard's drain goroutine Pops batches of keys, applies
+// them to the shard's index partition and publishes notifications, then calls
+// Done. Between Pop and Done the popped keys are "in flight": Replace, Resync
+// and Delete treat an in-flight key as still pending, which is what DeltaFIFO
+// gets by holding its lock across processing.
+//
+// # Semantics kept from client-go's DeltaFIFO
+//
+//   - Each key has a list of deltas, oldest first; keys leave the queue in the
+//     order they first entered it.
+//   - Two consecutive deletions of a key collapse into one, keeping the one that
+//     is not a DeletedFinalStateUnknown.
+//   - Replace queues Replaced deltas for the new list and a Deleted delta with a
+//     cache.DeletedFinalStateUnknown for every key that is queued, in flight or
+//     known to the partition, absent from the list, and not already going away.
+//   - Resync queues a Sync delta for every known key with nothing pending.
+//   - Delete of a key that is neither known, queued nor in flight is dropped: it
+//     was already reported, presumably by a relist.
+//   - The transform runs once per object entering the queue, never on a
+//     tombstone or a Sync.
+//   - HasSynced becomes true once the first Replace (or any write before it) has
+//     happened and every key queued by that Replace has been popped and Done.
+//
+// # Sync marks
+//
+// Mark records a resource version behind everything queued so far. Done
+// reports the newest mark whose preceding keys have all been applied; the
+// pipeline stores it in the partition so that LastStoreSyncResourceVersion never
+// names a version whose earlier changes are not yet in the cache.
+//
+// # Concurrency
+//
+// Any number of goroutines may write; exactly one goroutine (the shard's drain
+// goroutine) calls Pop, Done and Wait. All state is guarded by one mutex, held
+// only for map and slice operations; the partition passed as Known is read
+// under it (reads take no lock there). The consumer parks on a one-slot
+// doorbell channel, so an idle queue costs no CPU.
+package fifo

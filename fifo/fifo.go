@@ -1,0 +1,391 @@
+package fifo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"k8s.io/client-go/tools/cache"
+)
+
+// ErrClosed is returned by writes to a closed queue.
+var ErrClosed = errors.New("fifo: closed")
+
+// Known is the part of a shard's index partition the queue reads: what the
+// cache holds now. Reads must be safe while the drain goroutine writes.
+type Known interface {
+	Get(key string) (obj any, ok bool)
+	Range(f func(key string, obj any) bool)
+}
+
+// Keyed is an object with its precomputed key.
+type Keyed struct {
+	Key    string
+	Object any
+}
+
+// Item is one popped key with its deltas, oldest first.
+type Item struct {
+	Key    string
+	Deltas cache.Deltas
+	// Initial reports whether the key belongs to the initial population (the
+	// isInInitialList flag of the notifications it produces).
+	Initial bool
+}
+
+// Mark is a sync mark: every change queued before it has been applied.
+type Mark struct {
+	Seq uint64
+	RV  string
+}
+
+// Config configures a Queue.
+type Config struct {
+	// Known is the shard's partition. Required.
+	Known Known
+	// Transform, if set, is applied to every object entering the queue except
+	// tombstones and Sync deltas. It must be idempotent (see
+	// cache.SharedInformer.SetTransform).
+	Transform cache.TransformFunc
+}
+
+func (c Config) validate() error {
+	if c.Known == nil {
+		return errors.New("fifo: Config.Known is required")
+	}
+	return nil
+}
+
+type pendingMark struct {
+	at uint64 // the mark completes when this many keys have been Done
+	Mark
+}
+
+// Queue is one shard's delta queue. It must not be copied after first use.
+type Queue struct {
+	known     Known
+	transform cache.TransformFunc
+	ready     chan struct{} // doorbell for the consumer, capacity 1
+	synced    chan struct{} // closed once HasSynced is true
+
+	mu struct {
+		sync.Mutex
+		items    map[string]cache.Deltas // queued keys
+		order    []string                // queued keys, oldest first; order[head:] are live
+		head     int
+		inflight map[string]cache.Deltas // popped, not yet Done
+		marks    []pendingMark
+		pushed   uint64 // keys ever appended to order
+		done     uint64 // keys ever Done
+		// populated is set by the first write; initial counts the keys of the
+		// first Replace that are not yet Done.
+		populated bool
+		initial   int
+		closed    bool
+	}
+}
+
+// New returns an empty queue.
+func New(cfg Config) (*Queue, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	q := &Queue{
+		known:     cfg.Known,
+		transform: cfg.Transform,
+		ready:     make(chan struct{}, 1),
+		synced:    make(chan struct{}),
+	}
+	q.mu.items = make(map[string]cache.Deltas)
+	q.mu.inflight = make(map[string]cache.Deltas)
+	return q, nil
+}
+
+// Add queues an Added delta.
+func (q *Queue) Add(key string, obj any) error { return q.write(cache.Added, key, obj) }
+
+// Update queues an Updated delta.
+func (q *Queue) Update(key string, obj any) error { return q.write(cache.Updated, key, obj) }
+
+// Delete queues a Deleted delta, unless the key is already gone everywhere.
+func (q *Queue) Delete(key string, obj any) error { return q.write(cache.Deleted, key, obj) }
+
+func (q *Queue) write(t cache.DeltaType, key string, obj any) error {
+	if t != cache.Deleted {
+		var err error
+		if obj, err = q.transformed(obj); err != nil {
+			return err
+		}
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.mu.closed {
+		return ErrClosed
+	}
+	q.mu.populated = true
+	if t == cache.Deleted {
+		_, queued := q.mu.items[key]
+		if _, exists := q.existsAfterPendingLocked(key); !queued && !exists {
+			return nil // already reported, presumably by a relist
+		}
+	}
+	q.appendLocked(key, cache.Delta{Type: t, Object: obj})
+	q.checkSyncedLocked()
+	return nil
+}
+
+func (q *Queue) transformed(obj any) (any, error) {
+	if q.transform == nil {
+		return obj, nil
+	}
+	if _, tomb := obj.(cache.DeletedFinalStateUnknown); tomb {
+		return obj, nil
+	}
+	out, err := q.transform(obj)
+	if err != nil {
+		return nil, fmt.Errorf("fifo: transform: %w", err)
+	}
+	return out, nil
+}
+
+// Replace queues the shard's part of a full list. list must hold this shard's
+// keys only. An object the transform rejects is left out and its key keeps
+// whatever the cache holds (no tombstone); the rest of the list is queued and
+// the rejections are returned together.
+func (q *Queue) Replace(list []Keyed) error {
+	objs := make([]any, len(list))
+	var errs []error
+	for i, kv := range list {
+		obj, err := q.transformed(kv.Object)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%w (key %q)", err, kv.Key))
+		}
+		objs[i] = obj
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.mu.closed {
+		return ErrClosed
+	}
+	listed := make(map[string]struct{}, len(list))
+	for i, kv := range list {
+		listed[kv.Key] = struct{}{}
+		if objs[i] != nil {
+			q.appendLocked(kv.Key, cache.Delta{Type: cache.Replaced, Object: objs[i]})
+		}
+	}
+	// Deletion detection: every key that will still exist once pending work is
+	// applied, and is missing from the new list, gets a tombstone.
+	tombstone := func(key string) {
+		if _, ok := listed[key]; ok {
+			return
+		}
+		if obj, exists := q.existsAfterPendingLocked(key); exists {
+			q.appendLocked(key, cache.Delta{Type: cache.Deleted, Object: cache.DeletedFinalStateUnknown{Key: key, Obj: obj}})
+		}
+	}
+	for _, key := range q.mu.order[q.mu.head:] {
+		tombstone(key)
+	}
+	for key := range q.mu.inflight {
+		if _, queued := q.mu.items[key]; !queued {
+			tombstone(key)
+		}
+	}
+	q.known.Range(func(key string, _ any) bool {
+		if _, queued := q.mu.items[key]; !queued {
+			if _, flying := q.mu.inflight[key]; !flying {
+				tombstone(key)
+			}
+		}
+		return true
+	})
+	if !q.mu.populated {
+		q.mu.populated = true
+		q.mu.initial = len(q.mu.order) - q.mu.head
+	}
+	q.checkSyncedLocked()
+	return errors.Join(errs...)
+}
+
+// Resync queues a Sync delta for every known key that has nothing pending.
+func (q *Queue) Resync() error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.mu.closed {
+		return ErrClosed
+	}
+	q.known.Range(func(key string, obj any) bool {
+		_, queued := q.mu.items[key]
+		_, flying := q.mu.inflight[key]
+		if !queued && !flying {
+			q.appendLocked(key, cache.Delta{Type: cache.Sync, Object: obj})
+		}
+		return true
+	})
+	return nil
+}
+
+// Mark records m behind everything queued so far; Done reports it once all of
+// that has been applied.
+func (q *Queue) Mark(m Mark) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.mu.marks = append(q.mu.marks, pendingMark{at: q.mu.pushed, Mark: m})
+	q.ringLocked()
+}
+
+// existsAfterPendingLocked reports the state key will have once everything
+// queued and in flight is applied.
+// REQUIRES: q.mu held.
+func (q *Queue) existsAfterPendingLocked(key string) (any, bool) {
+	if d, ok := q.mu.items[key]; ok {
+		return newestState(d)
+	}
+	if d, ok := q.mu.inflight[key]; ok {
+		return newestState(d)
+	}
+	return q.known.Get(key)
+}
+
+func newestState(d cache.Deltas) (any, bool) {
+	newest := d[len(d)-1]
+	if newest.Type == cache.Deleted {
+		return nil, false
+	}
+	return newest.Object, true
+}
+
+// appendLocked adds a delta to key's list, collapsing duplicate deletions.
+// REQUIRES: q.mu held.
+func (q *Queue) appendLocked(key string, d cache.Delta) {
+	old, queued := q.mu.items[key]
+	if n := len(old); n > 0 && d.Type == cache.Deleted && old[n-1].Type == cache.Deleted {
+		if _, tomb := old[n-1].Object.(cache.DeletedFinalStateUnknown); tomb {
+			old[n-1] = d // keep the deletion that carries the real final state
+		}
+		return
+	}
+	q.mu.items[key] = append(old, d)
+	if !queued {
+		q.mu.order = append(q.mu.order, key)
+		q.mu.pushed++
+	}
+	q.ringLocked()
+}
+
+// ringLocked wakes the consumer without blocking. Called with q.mu held so
+// the doorbell rings after the change it announces.
+// REQUIRES: q.mu held.
+func (q *Queue) ringLocked() { q.Wake() }
+
+// Pop moves up to max queued keys into dst and marks them in flight. It never
+// blocks; it returns dst unchanged when nothing is queued. Every Pop must be
+// followed by Done with the same items. Consumer only.
+func (q *Queue) Pop(dst []Item, max int) []Item {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	live := q.mu.order[q.mu.head:]
+	n := min(max, len(live))
+	for i, key := range live[:n] {
+		d := q.mu.items[key]
+		delete(q.mu.items, key)
+		q.mu.inflight[key] = d
+		dst = append(dst, Item{Key: key, Deltas: d, Initial: i < q.mu.initial})
+	}
+	clear(live[:n])
+	q.mu.head += n
+	if q.mu.head == len(q.mu.order) {
+		q.mu.order, q.mu.head = q.mu.order[:0], 0
+	} else if q.mu.head > 1024 && q.mu.head > len(q.mu.order)/2 {
+		q.mu.order = append(q.mu.order[:0], q.mu.order[q.mu.head:]...)
+		q.mu.head = 0
+	}
+	return dst
+}
+
+// Done ends the flight of items popped by the last Pop and returns the newest
+// mark that is now complete, if any. Consumer only.
+func (q *Queue) Done(items []Item) (Mark, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, it := range items {
+		delete(q.mu.inflight, it.Key)
+		if it.Initial {
+			q.mu.initial--
+		}
+	}
+	q.mu.done += uint64(len(items))
+	var last Mark
+	var ok bool
+	i := 0
+	for ; i < len(q.mu.marks) && q.mu.marks[i].at <= q.mu.done; i++ {
+		last, ok = q.mu.marks[i].Mark, true
+	}
+	q.mu.marks = q.mu.marks[i:]
+	q.checkSyncedLocked()
+	return last, ok
+}
+
+// REQUIRES: q.mu held.
+func (q *Queue) checkSyncedLocked() {
+	if q.mu.populated && q.mu.initial == 0 {
+		select {
+		case <-q.synced:
+		default:
+			close(q.synced)
+		}
+	}
+}
+
+// Wait parks the consumer until something is queued, a mark may be due, the
+// queue is closed or ctx is done. It returns false when the queue is closed or
+// ctx is done. Consumer only.
+func (q *Queue) Wait(ctx context.Context) bool {
+	select {
+	case <-q.ready:
+	case <-ctx.Done():
+		return false
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return !q.mu.closed
+}
+
+// Wake makes the consumer's next (or current) Wait return, so that it looks
+// for work other than queued keys. Any goroutine.
+func (q *Queue) Wake() {
+	select {
+	case q.ready <- struct{}{}:
+	default:
+	}
+}
+
+// Close stops the queue: writes fail with ErrClosed and Wait returns false.
+func (q *Queue) Close() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.mu.closed = true
+	q.ringLocked()
+}
+
+// Synced is closed once the initial population has been applied.
+func (q *Queue) Synced() <-chan struct{} { return q.synced }
+
+// HasSynced reports whether Synced is closed.
+func (q *Queue) HasSynced() bool {
+	select {
+	case <-q.synced:
+		return true
+	default:
+		return false
+	}
+}
+
+// Len returns the number of queued keys (not counting keys in flight).
+func (q *Queue) Len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.mu.order) - q.mu.head
+}

@@ -1,0 +1,95 @@
+// Package pipeline assembles a sharded informer that satisfies client-go's
+// cache.SharedIndexInformer: swap cache.NewSharedIndexInformer for
+// pipeline.NewSharedIndexInformer and keep everything else, listers included.
+//
+//	inf := pipeline.NewSharedIndexInformer(lw, &corev1.Pod{}, 0,
+//		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+//	inf.AddEventHandler(handler)                 // never called concurrently
+//	inf.AddParallelEventHandler(reconciler, 8)   // up to 8 calls at once, ordered per key
+//	go inf.RunWithContext(ctx)
+//	cache.WaitForCacheSync(ctx.Done(), inf.HasSynced)
+//	pods := corev1listers.NewPodLister(inf.GetIndexer())
+//
+// # Data flow and goroutines
+//
+// client-go's Reflector lists and watches (pagination, resourceVersion, 410
+// relist, bookmarks and WatchList are all client-go's) and writes into a store
+// that hashes each key ("ns/name") to one of N shards and queues the delta in
+// that shard's fifo.Queue. Every event of a key takes the same path, so order
+// per key holds end to end.
+//
+//   - reflector goroutine (1): client-go's ListAndWatch in a backoff loop;
+//     computes keys, routes writes. Its resync goroutine calls Resync.
+//   - drain goroutine (one per shard): the only writer of the shard's
+//     index.Partition and the only producer of the shard's outlets. It pops a
+//     batch of keys, applies their deltas to the partition, pushes one
+//     notification per delta and listener, then flushes each touched ring
+//     once and wakes parked workers.
+//   - listener worker (one per handler, W for a parallel handler): the only
+//     consumer of its outlets, one per shard. It takes ring items in batches,
+//     calls the handler, and parks on its bell when every outlet is empty, so
+//     an idle informer uses no CPU. A parallel handler's key goes to worker
+//     hash(key) mod W, so calls for one key never overlap and stay ordered.
+//   - sync watcher (1): closes the informer's synced channel once every shard
+//     has applied its initial list.
+//
+// RunWithContext starts all of these and returns after every one has exited.
+//
+// # Handlers and full rings
+//
+// Each (shard, worker) pair has a bounded lock-free single-producer ring
+// (package ring). When a ring is full the listener's FullRingPolicy applies:
+//
+//   - Coalesce (default): overflow is merged per key; the worker first
+//     empties the ring (older), then receives one notification per key that
+//     takes it from the last state it was told about to the latest one:
+//     add+updates → one add of the latest object; update+updates → one update
+//     from the first old object to the latest; anything+delete → one delete
+//     with the final state (nothing at all if the handler never saw the key);
+//     delete+add → one update from the deleted object to the new one (client-go
+//     documents the same for a missed delete). Memory is bounded by the number
+//     of keys; the shard and every other handler go on at full speed.
+//   - Block: the drain goroutine waits for space; every notification is
+//     delivered; the shard's other handlers wait too.
+//   - Grow: unbounded overflow list, like client-go's listeners.
+//
+// A handler panic is recovered, logged with the key and counted
+// (Observer.HandlerPanicked) and delivery goes on with the next notification;
+// WithCrashOnPanic restores client-go's crash.
+//
+// # Semantics kept from client-go
+//
+// Keys are cache.DeletionHandlingMetaNamespaceKeyFunc keys; Add/Update/Delete
+// follow processDeltas (an update of an unknown key is an add; a delete is
+// published with the object or a cache.DeletedFinalStateUnknown from a
+// relist); updates that keep the resourceVersion are resyncs and reach only
+// handlers whose resync period has elapsed; a handler added after Run first
+// receives the cache contents as initial-list adds; a registration's
+// HasSynced turns true once the informer has synced and the handler has
+// processed every initial-list add; RemoveEventHandler, SetTransform,
+// SetWatchErrorHandler(WithContext), AddIndexers (also after Run) and
+// LastSyncResourceVersion behave as in client-go.
+//
+// Two differences follow from sharding. isInInitialList is tracked per shard
+// (an add is initial while its shard is still applying the first list).
+// GetIndexer().LastStoreSyncResourceVersion reports the newest relist or
+// bookmark resourceVersion that every shard has applied, so it can lag a
+// bookmark interval behind client-go's but never names a version whose
+// earlier changes are missing.
+//
+// # Bad input
+//
+// An object without a key is rejected with a cache.KeyError (watch events:
+// the reflector logs it; relists: the object is left out, the rest applied,
+// and the error logged). A failing transform leaves the object's cached state
+// untouched. A failing index function stores the object but leaves it out of
+// that index, with a logged index.ErrIndexFunc error. Every rejection is also
+// reported to Observer.Dropped. Dropped watches, 410 Gone and relists are the
+// reflector's, with client-go's backoff; SetWatchErrorHandler sees the errors.
+//
+// # Locks
+//
+// Lock order: Informer.mu, then a shard's ctl mutex, then a queue's mutex, then
+// an outlet's overflow mutex. No lock is held while a handler runs or while
+// waiting for ring space.
+package pipeline

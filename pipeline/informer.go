@@ -1,0 +1,470 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/shardinformer/shardinformer/fifo"
+	"github.com/shardinformer/shardinformer/index"
+	"github.com/shardinformer/shardinformer/shards"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+)
+
+// Errors returned by the Informer's methods.
+var (
+	ErrStarted = errors.New("pipeline: informer has already started")
+	ErrStopped = errors.New("pipeline: informer has already stopped")
+)
+
+// minimumResyncPeriod is client-go's lower bound for handler resync periods.
+const minimumResyncPeriod = time.Second
+
+// Informer is a sharded cache.SharedIndexInformer. Build it with
+// NewSharedIndexInformer; it must not be copied.
+type Informer struct {
+	cfg           config
+	name          string
+	lw            cache.ListerWatcher
+	example       runtime.Object
+	defaultResync time.Duration
+	router        shards.Router
+	indexer       *index.Sharded
+	shards        []*shard
+	synced        chan struct{} // closed once every shard's initial list is applied
+	timed         bool          // an Observer is set: measure durations
+	nextID        atomic.Uint64
+
+	mu struct {
+		sync.Mutex
+		started, stopped  bool
+		listeners         []*listener
+		transform         cache.TransformFunc
+		watchErrorHandler cache.WatchErrorHandlerWithContext
+		resyncCheckPeriod time.Duration
+		reflector         *cache.Reflector
+	}
+}
+
+var _ cache.SharedIndexInformer = (*Informer)(nil)
+
+// NewSharedIndexInformer returns an informer with the signature of client-go's
+// cache.NewSharedIndexInformer plus options. It panics on invalid options, as
+// client-go's constructors do on invalid input; use New to get an error.
+func NewSharedIndexInformer(lw cache.ListerWatcher, exampleObject runtime.Object, defaultEventHandlerResyncPeriod time.Duration, indexers cache.Indexers, opts ...Option) *Informer {
+	inf, err := New(lw, exampleObject, defaultEventHandlerResyncPeriod, indexers, opts...)
+	if err != nil {
+		panic(err)
+	}
+	return inf
+}
+
+// New is NewSharedIndexInformer returning an error for invalid options.
+func New(lw cache.ListerWatcher, exampleObject runtime.Object, defaultEventHandlerResyncPeriod time.Duration, indexers cache.Indexers, opts ...Option) (*Informer, error) {
+	cfg := defaultConfig()
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if lw == nil {
+		return nil, fmt.Errorf("%w: nil ListerWatcher", errConfig)
+	}
+	router, err := shards.New(cfg.shards)
+	if err != nil {
+		return nil, err
+	}
+	indexer, err := index.NewSharded(cfg.shards, router.Of, cache.DeletionHandlingMetaNamespaceKeyFunc, indexers)
+	if err != nil {
+		return nil, err
+	}
+	_, nop := cfg.observer.(NopObserver)
+	inf := &Informer{
+		cfg:           cfg,
+		name:          cfg.name,
+		lw:            lw,
+		example:       exampleObject,
+		defaultResync: defaultEventHandlerResyncPeriod,
+		router:        router,
+		indexer:       indexer,
+		synced:        make(chan struct{}),
+		timed:         !nop,
+	}
+	if inf.name == "" {
+		inf.name = fmt.Sprintf("shardinformer %T", exampleObject)
+	}
+	inf.mu.resyncCheckPeriod = defaultEventHandlerResyncPeriod
+	for i := range cfg.shards {
+		inf.shards = append(inf.shards, &shard{id: i, inf: inf, part: indexer.Partition(i)})
+	}
+	return inf, nil
+}
+
+// AddEventHandler implements cache.SharedInformer.
+func (inf *Informer) AddEventHandler(handler cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error) {
+	return inf.AddEventHandlerWithOptions(handler, cache.HandlerOptions{})
+}
+
+// AddEventHandlerWithResyncPeriod implements cache.SharedInformer.
+func (inf *Informer) AddEventHandlerWithResyncPeriod(handler cache.ResourceEventHandler, resyncPeriod time.Duration) (cache.ResourceEventHandlerRegistration, error) {
+	return inf.AddEventHandlerWithOptions(handler, cache.HandlerOptions{ResyncPeriod: &resyncPeriod})
+}
+
+// AddEventHandlerWithOptions implements cache.SharedInformer. The handler is
+// never called concurrently with itself.
+func (inf *Informer) AddEventHandlerWithOptions(handler cache.ResourceEventHandler, options cache.HandlerOptions) (cache.ResourceEventHandlerRegistration, error) {
+	return inf.addListener(handler, 1, options)
+}
+
+// AddParallelEventHandler registers handler with up to workers concurrent
+// calls. Calls for one key are never concurrent and keep their order; calls
+// for different keys may overlap, so the handler must be safe for concurrent
+// use.
+func (inf *Informer) AddParallelEventHandler(handler cache.ResourceEventHandler, workers int) (cache.ResourceEventHandlerRegistration, error) {
+	return inf.AddParallelEventHandlerWithOptions(handler, workers, cache.HandlerOptions{})
+}
+
+// AddParallelEventHandlerWithOptions is AddParallelEventHandler with options.
+func (inf *Informer) AddParallelEventHandlerWithOptions(handler cache.ResourceEventHandler, workers int, options cache.HandlerOptions) (cache.ResourceEventHandlerRegistration, error) {
+	if workers < 1 {
+		return nil, fmt.Errorf("pipeline: AddParallelEventHandler: workers must be at least 1, got %d", workers)
+	}
+	return inf.addListener(handler, workers, options)
+}
+
+func (inf *Informer) addListener(handler cache.ResourceEventHandler, workers int, options cache.HandlerOptions) (cache.ResourceEventHandlerRegistration, error) {
+	if handler == nil {
+		return nil, errors.New("pipeline: nil event handler")
+	}
+	inf.mu.Lock()
+	defer inf.mu.Unlock()
+	if inf.mu.stopped {
+		return nil, fmt.Errorf("%w: handler %v was not added", ErrStopped, handler)
+	}
+	logger := ptr.Deref(options.Logger, klog.Background())
+	resync := inf.resyncPeriodLocked(logger, ptr.Deref(options.ResyncPeriod, inf.defaultResync))
+	l, err := newListener(inf, inf.nextID.Add(1), handler, workers, resync, logger)
+	if err != nil {
+		return nil, err
+	}
+	l.resyncPeriod = resync
+	l.nextResync = time.Now().Add(resync)
+	inf.mu.listeners = append(inf.mu.listeners, l)
+	if !inf.mu.started {
+		for _, s := range inf.shards {
+			s.listeners = append(s.listeners, newShardListener(s.id, l))
+		}
+		return l, nil
+	}
+	// Running: every shard sends the newcomer its cache contents as
+	// initial-list adds from its own drain goroutine, then publishes to it.
+	l.joinsPending.Store(int32(len(inf.shards)))
+	l.start()
+	for _, s := range inf.shards {
+		s.requestJoin(l)
+	}
+	return l, nil
+}
+
+// resyncPeriodLocked applies client-go's rules to a requested resync period.
+// REQUIRES: inf.mu held.
+func (inf *Informer) resyncPeriodLocked(logger klog.Logger, period time.Duration) time.Duration {
+	if period <= 0 {
+		return 0
+	}
+	if period < minimumResyncPeriod {
+		logger.Info("Warning: resync period is too small. Changing it to the minimum allowed value", "resyncPeriod", period, "minimumResyncPeriod", minimumResyncPeriod)
+		period = minimumResyncPeriod
+	}
+	if period < inf.mu.resyncCheckPeriod || inf.mu.resyncCheckPeriod == 0 {
+		if inf.mu.started {
+			if inf.mu.resyncCheckPeriod > 0 {
+				logger.Info("Warning: resync period is smaller than resync check period and the informer has already started. Changing it to the resync check period", "resyncPeriod", period, "resyncCheckPeriod", inf.mu.resyncCheckPeriod)
+				period = inf.mu.resyncCheckPeriod
+			}
+		} else {
+			inf.mu.resyncCheckPeriod = period
+		}
+	}
+	return period
+}
+
+// RemoveEventHandler implements cache.SharedInformer. Removing a registration
+// that is not (or no longer) registered does nothing.
+func (inf *Informer) RemoveEventHandler(handle cache.ResourceEventHandlerRegistration) error {
+	l, ok := handle.(*listener)
+	if !ok || l.inf != inf {
+		return fmt.Errorf("pipeline: registration %T was not returned by this informer", handle)
+	}
+	inf.mu.Lock()
+	defer inf.mu.Unlock()
+	i := indexOf(inf.mu.listeners, l)
+	if i < 0 {
+		return nil
+	}
+	inf.mu.listeners = append(inf.mu.listeners[:i], inf.mu.listeners[i+1:]...)
+	if !inf.mu.started {
+		for _, s := range inf.shards {
+			for j, sl := range s.listeners {
+				if sl.l == l {
+					s.listeners = append(s.listeners[:j], s.listeners[j+1:]...)
+					break
+				}
+			}
+		}
+	} else if !inf.mu.stopped {
+		for _, s := range inf.shards {
+			s.requestRemove(l)
+		}
+	}
+	l.stop(inf.mu.started)
+	return nil
+}
+
+func indexOf(ls []*listener, l *listener) int {
+	for i, x := range ls {
+		if x == l {
+			return i
+		}
+	}
+	return -1
+}
+
+// GetStore implements cache.SharedInformer.
+func (inf *Informer) GetStore() cache.Store { return inf.indexer }
+
+// GetIndexer implements cache.SharedIndexInformer. The indexer may be read
+// from any goroutine; readers never block the shards' writers for more than
+// one map operation.
+func (inf *Informer) GetIndexer() cache.Indexer { return inf.indexer }
+
+// AddIndexers implements cache.SharedIndexInformer; it may be called before or
+// after Run.
+func (inf *Informer) AddIndexers(indexers cache.Indexers) error {
+	inf.mu.Lock()
+	defer inf.mu.Unlock()
+	if inf.mu.stopped {
+		return fmt.Errorf("%w: indexer was not added", ErrStopped)
+	}
+	return inf.indexer.AddIndexers(indexers)
+}
+
+// GetController implements cache.SharedInformer. Like client-go's, the
+// returned controller only reports; running it does nothing.
+func (inf *Informer) GetController() cache.Controller { return controllerView{inf} }
+
+// Run implements cache.SharedInformer.
+func (inf *Informer) Run(stopCh <-chan struct{}) {
+	inf.RunWithContext(wait.ContextForChannel(stopCh))
+}
+
+// RunWithContext implements cache.SharedInformer. It starts the reflector, one
+// drain goroutine per shard and the listener workers, and returns once ctx is
+// done and every goroutine it started has exited.
+func (inf *Informer) RunWithContext(ctx context.Context) {
+	defer utilruntime.HandleCrashWithContext(ctx)
+	logger := klog.FromContext(ctx)
+	reflector, listeners, err := inf.start(logger)
+	if err != nil {
+		logger.Info("Warning: " + err.Error())
+		return
+	}
+
+	var wg sync.WaitGroup
+	for _, l := range listeners {
+		l.start()
+	}
+	for _, s := range inf.shards {
+		wg.Go(func() { s.run(ctx) })
+	}
+	wg.Go(func() { inf.watchSynced(ctx) })
+	wg.Go(func() { inf.runReflector(ctx, reflector) })
+
+	<-ctx.Done()
+	inf.mu.Lock()
+	inf.mu.stopped = true // no new listeners from here on
+	listeners = inf.mu.listeners
+	inf.mu.Unlock()
+	for _, s := range inf.shards {
+		s.queue.Close()
+	}
+	for _, l := range listeners {
+		l.stop(true) // also releases drain goroutines blocked under Block
+	}
+	wg.Wait()
+	for _, l := range listeners {
+		<-l.done
+	}
+}
+
+// start builds the queues and the reflector. It fails if Run was called before.
+func (inf *Informer) start(logger klog.Logger) (*cache.Reflector, []*listener, error) {
+	inf.mu.Lock()
+	defer inf.mu.Unlock()
+	if inf.mu.started {
+		return nil, nil, fmt.Errorf("%w: %s, Run more than once is not allowed", ErrStarted, inf.name)
+	}
+	for _, s := range inf.shards {
+		q, err := fifo.New(fifo.Config{Known: s.part, Transform: inf.mu.transform})
+		if err != nil {
+			return nil, nil, err
+		}
+		s.queue = q
+	}
+	r := cache.NewReflectorWithOptions(inf.lw, inf.example, &store{inf: inf, transform: inf.mu.transform}, cache.ReflectorOptions{
+		Logger:          &logger,
+		Name:            inf.name,
+		TypeDescription: fmt.Sprintf("%T", inf.example),
+		ResyncPeriod:    inf.mu.resyncCheckPeriod,
+	})
+	r.ShouldResync = inf.shouldResync
+	inf.mu.reflector = r
+	inf.mu.started = true
+	return r, append([]*listener(nil), inf.mu.listeners...), nil
+}
+
+// runReflector is the reflector goroutine: client-go's ListAndWatch in a
+// loop with client-go's backoff, reporting failures to the watch error
+// handler.
+func (inf *Informer) runReflector(ctx context.Context, r *cache.Reflector) {
+	inf.mu.Lock()
+	handler := inf.mu.watchErrorHandler
+	inf.mu.Unlock()
+	if handler == nil {
+		handler = cache.DefaultWatchErrorHandler
+	}
+	backoff := wait.Backoff{Duration: 800 * time.Millisecond, Cap: 30 * time.Second, Steps: math.MaxInt32, Factor: 2, Jitter: 1}
+	_ = backoff.DelayWithReset(clock.RealClock{}, 2*time.Minute).Until(ctx, true, true, func(ctx context.Context) (bool, error) {
+		if err := r.ListAndWatchWithContext(ctx); err != nil {
+			handler(ctx, r, err)
+		}
+		return false, nil
+	})
+}
+
+// watchSynced closes inf.synced once every shard has applied its initial list.
+func (inf *Informer) watchSynced(ctx context.Context) {
+	for _, s := range inf.shards {
+		select {
+		case <-s.queue.Synced():
+		case <-ctx.Done():
+			return
+		}
+	}
+	close(inf.synced)
+	inf.mu.Lock()
+	listeners := append([]*listener(nil), inf.mu.listeners...)
+	inf.mu.Unlock()
+	for _, l := range listeners {
+		l.checkSynced()
+	}
+}
+
+// shouldResync is called by the reflector's resync goroutine: it marks the
+// listeners whose resync period has elapsed, which then receive resync
+// notifications until the next call.
+func (inf *Informer) shouldResync() bool {
+	inf.mu.Lock()
+	defer inf.mu.Unlock()
+	now := time.Now()
+	any := false
+	for _, l := range inf.mu.listeners {
+		due := l.resyncPeriod > 0 && !now.Before(l.nextResync)
+		l.syncing.Store(due)
+		if due {
+			any = true
+			l.nextResync = now.Add(l.resyncPeriod)
+		}
+	}
+	return any
+}
+
+// HasSynced implements cache.SharedInformer.
+func (inf *Informer) HasSynced() bool {
+	select {
+	case <-inf.synced:
+		return true
+	default:
+		return false
+	}
+}
+
+// HasSyncedChecker implements cache.SharedInformer.
+func (inf *Informer) HasSyncedChecker() cache.DoneChecker {
+	return doneChecker{name: inf.name, done: inf.synced}
+}
+
+// LastSyncResourceVersion implements cache.SharedInformer.
+func (inf *Informer) LastSyncResourceVersion() string {
+	inf.mu.Lock()
+	r := inf.mu.reflector
+	inf.mu.Unlock()
+	if r == nil {
+		return ""
+	}
+	return r.LastSyncResourceVersion()
+}
+
+// SetWatchErrorHandler implements cache.SharedInformer.
+func (inf *Informer) SetWatchErrorHandler(handler cache.WatchErrorHandler) error {
+	return inf.SetWatchErrorHandlerWithContext(func(_ context.Context, r *cache.Reflector, err error) {
+		handler(r, err)
+	})
+}
+
+// SetWatchErrorHandlerWithContext implements cache.SharedInformer.
+func (inf *Informer) SetWatchErrorHandlerWithContext(handler cache.WatchErrorHandlerWithContext) error {
+	inf.mu.Lock()
+	defer inf.mu.Unlock()
+	if inf.mu.started {
+		return ErrStarted
+	}
+	inf.mu.watchErrorHandler = handler
+	return nil
+}
+
+// SetTransform implements cache.SharedInformer. The transform must be
+// idempotent: with WatchList, client-go's reflector applies it to the streamed
+// objects and the queue applies it again (as with client-go's own informer).
+func (inf *Informer) SetTransform(handler cache.TransformFunc) error {
+	inf.mu.Lock()
+	defer inf.mu.Unlock()
+	if inf.mu.started {
+		return ErrStarted
+	}
+	inf.mu.transform = handler
+	return nil
+}
+
+// IsStopped implements cache.SharedInformer.
+func (inf *Informer) IsStopped() bool {
+	inf.mu.Lock()
+	defer inf.mu.Unlock()
+	return inf.mu.stopped
+}
+
+// dropped reports rejected input: logged and counted, never silent.
+func (inf *Informer) dropped(err error) {
+	utilruntime.HandleError(fmt.Errorf("%s: %w", inf.name, err))
+	inf.cfg.observer.Dropped(err)
+}
+
+// controllerView is what GetController returns.
+type controllerView struct{ inf *Informer }
+
+func (c controllerView) Run(<-chan struct{})                 {}
+func (c controllerView) RunWithContext(context.Context)      {}
+func (c controllerView) HasSynced() bool                     { return c.inf.HasSynced() }
+func (c controllerView) HasSyncedChecker() cache.DoneChecker { return c.inf.HasSyncedChecker() }
+func (c controllerView) LastSyncResourceVersion() string     { return c.inf.LastSyncResourceVersion() }

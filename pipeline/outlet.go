@@ -1,0 +1,170 @@
+package pipeline
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+
+	"github.com/shardinformer/shardinformer/ring"
+)
+
+// outlet carries notifications from one shard to one listener worker: a
+// bounded lock-free ring, plus an overflow used only once the ring is full.
+//
+// Producer: the shard's drain goroutine (push, flush). Consumer: the listener
+// worker (take). The overflow is shared under mu; the hot path never touches
+// it: the producer checks its own spilling flag, the consumer an atomic.
+//
+// Order: once the ring is full, every later notification goes to the overflow
+// until the consumer has emptied the ring and taken the whole overflow, so the
+// consumer always sees ring items (older) before overflow items (newer).
+type outlet struct {
+	ring   *ring.Ring[notification]
+	policy FullRingPolicy
+
+	// Producer-owned.
+	spilling bool // overflow was active at the producer's last look
+	touched  bool // pushed since the last flush
+
+	hasOverflow atomic.Bool // mirrors mu.active for the consumer's fast path
+
+	mu struct {
+		sync.Mutex
+		active  bool
+		fifo    []notification      // Grow
+		pending map[string]*pending // Coalesce: per key, merged
+		order   []string            // Coalesce: keys in first-overflow order
+	}
+}
+
+func newOutlet(capacity int, policy FullRingPolicy) (*outlet, error) {
+	r, err := ring.New[notification](capacity)
+	if err != nil {
+		return nil, err
+	}
+	return &outlet{ring: r, policy: policy}, nil
+}
+
+// push hands n to the consumer. It reports how many notifications went to the
+// overflow (0 or 1) and how many of those were merged into one already waiting,
+// and the change in initial-list adds waiting (negative when merging removed
+// one). Under Block it waits for space until ctx is done and then gives up on n.
+// Producer only.
+func (o *outlet) push(ctx context.Context, n notification) (spilled, merged, initialDelta int) {
+	if o.spilling {
+		o.mu.Lock()
+		if o.mu.active {
+			merged, initialDelta = o.spillLocked(n)
+			o.mu.Unlock()
+			return 1, merged, initialDelta
+		}
+		o.mu.Unlock()
+		o.spilling = false
+	}
+	if o.ring.Push(n) {
+		o.touched = true
+		return 0, 0, 0
+	}
+	if o.policy == Block {
+		o.ring.Flush()
+		for !o.ring.Push(n) {
+			if !o.ring.WaitSpace(ctx) {
+				return 0, 0, initialDelta - initialOf(n)
+			}
+		}
+		o.touched = true
+		return 0, 0, 0
+	}
+	// Publish what the ring holds before the consumer can see the overflow:
+	// take returns overflow only after the ring is empty, so ring items (older)
+	// are always handled first.
+	o.ring.Flush()
+	o.mu.Lock()
+	o.mu.active = true
+	merged, initialDelta = o.spillLocked(n)
+	o.hasOverflow.Store(true)
+	o.mu.Unlock()
+	o.spilling, o.touched = true, true
+	return 1, merged, initialDelta
+}
+
+func initialOf(n notification) int {
+	if n.kind == KindAdd && n.initial {
+		return 1
+	}
+	return 0
+}
+
+// spillLocked stores n in the overflow.
+// REQUIRES: o.mu held.
+func (o *outlet) spillLocked(n notification) (merged, initialDelta int) {
+	if o.policy != Coalesce {
+		o.mu.fifo = append(o.mu.fifo, n)
+		return 0, 0
+	}
+	if o.mu.pending == nil {
+		o.mu.pending = make(map[string]*pending)
+	}
+	p, ok := o.mu.pending[n.key]
+	if !ok {
+		o.mu.pending[n.key] = &pending{n: [2]notification{n}, size: 1}
+		o.mu.order = append(o.mu.order, n.key)
+		return 0, 0
+	}
+	before := p.initialAdds()
+	p.merge(n)
+	return 1, p.initialAdds() - before - initialOf(n)
+}
+
+// flush publishes pushed notifications. It reports whether the consumer may
+// need waking. Producer only.
+func (o *outlet) flush() bool {
+	if !o.touched {
+		return false
+	}
+	o.touched = false
+	o.ring.Flush()
+	return true
+}
+
+// take returns what the consumer should handle next, reusing buf's storage
+// (buf must have a non-zero capacity): ring items first, and the whole
+// overflow only once the ring is empty. Consumer only.
+func (o *outlet) take(buf []notification) []notification {
+	dst := buf[:0]
+	if n := o.ring.Pop(buf[:cap(buf)]); n > 0 {
+		return buf[:n]
+	}
+	if !o.hasOverflow.Load() {
+		return dst
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.ring.Len() > 0 { // the producer pushed again before overflowing; keep order
+		return dst
+	}
+	dst = append(dst, o.mu.fifo...)
+	clear(o.mu.fifo)
+	o.mu.fifo = o.mu.fifo[:0]
+	for _, key := range o.mu.order {
+		p := o.mu.pending[key]
+		dst = append(dst, p.n[:p.size]...)
+	}
+	clear(o.mu.pending)
+	o.mu.order = o.mu.order[:0]
+	o.mu.active = false
+	o.hasOverflow.Store(false)
+	return dst
+}
+
+// ready reports whether take would return something. Consumer only.
+func (o *outlet) ready() bool {
+	return o.ring.Len() > 0 || o.hasOverflow.Load()
+}
+
+// depth returns the notifications waiting in the ring and in the overflow.
+func (o *outlet) depth() (inRing, inOverflow int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.ring.Len(), len(o.mu.fifo) + len(o.mu.order)
+}

@@ -1,0 +1,189 @@
+package pipeline
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/shardinformer/shardinformer/fifo"
+	"github.com/shardinformer/shardinformer/index"
+	"k8s.io/client-go/tools/cache"
+)
+
+// shard is one slice of the key space: a queue, an index partition and the
+// drain goroutine that moves deltas from the first into the second and
+// publishes notifications.
+type shard struct {
+	id    int
+	inf   *Informer
+	part  *index.Partition
+	queue *fifo.Queue // set by Run
+
+	// Owned by the drain goroutine once Run has started; before that, guarded
+	// by inf.mu.
+	listeners []*shardListener
+
+	ctl struct { // listener changes for the drain goroutine to apply
+		sync.Mutex
+		join, remove []*listener
+	}
+}
+
+// shardListener is a listener as one shard sees it: one outlet per worker.
+type shardListener struct {
+	l       *listener
+	outlets []*outlet
+	spilled int // overflow counts for the current batch
+	merged  int
+}
+
+func newShardListener(id int, l *listener) *shardListener {
+	sl := &shardListener{l: l}
+	for _, w := range l.workers {
+		sl.outlets = append(sl.outlets, w.outlets[id])
+	}
+	return sl
+}
+
+// requestJoin asks the drain goroutine to add l and send it the cache contents.
+func (s *shard) requestJoin(l *listener) {
+	s.ctl.Lock()
+	s.ctl.join = append(s.ctl.join, l)
+	s.ctl.Unlock()
+	s.queue.Wake()
+}
+
+// requestRemove asks the drain goroutine to stop publishing to l.
+func (s *shard) requestRemove(l *listener) {
+	s.ctl.Lock()
+	s.ctl.remove = append(s.ctl.remove, l)
+	s.ctl.Unlock()
+	s.queue.Wake()
+}
+
+// run is the shard's drain goroutine. It returns when ctx is done or the
+// queue is closed.
+func (s *shard) run(ctx context.Context) {
+	cfg := &s.inf.cfg
+	items := make([]fifo.Item, 0, cfg.batchSize)
+	for {
+		s.applyControl()
+		items = s.queue.Pop(items[:0], cfg.batchSize)
+		var start time.Time
+		if s.inf.timed {
+			start = time.Now()
+		}
+		st := BatchStats{Keys: len(items)}
+		for i := range items {
+			s.apply(&items[i], &st)
+		}
+		s.flush()
+		if m, ok := s.queue.Done(items); ok {
+			s.part.SetSyncMark(m.Seq, m.RV)
+		}
+		if len(items) > 0 {
+			clear(items)
+			if s.inf.timed {
+				st.Duration = time.Since(start)
+				cfg.observer.BatchApplied(s.id, st)
+			}
+			continue
+		}
+		if !s.queue.Wait(ctx) {
+			return
+		}
+	}
+}
+
+// apply writes one key's deltas to the partition and publishes a notification
+// for each, with client-go's processDeltas rules: an object present before is
+// an update, absent an add; a delete is published even when the cache did not
+// hold the key.
+func (s *shard) apply(it *fifo.Item, st *BatchStats) {
+	for _, d := range it.Deltas {
+		switch d.Type {
+		case cache.Sync, cache.Replaced, cache.Added, cache.Updated:
+			old, existed, err := s.part.Upsert(it.Key, d.Object)
+			if err != nil {
+				s.inf.dropped(err) // stored, but not indexed under the failing index
+			}
+			if existed {
+				st.Updates++
+				s.publish(notification{kind: KindUpdate, key: it.Key, old: old, obj: d.Object}, isResync(old, d.Object))
+			} else {
+				st.Adds++
+				s.publish(notification{kind: KindAdd, key: it.Key, obj: d.Object, initial: it.Initial}, false)
+			}
+		case cache.Deleted:
+			s.part.Delete(it.Key)
+			st.Deletes++
+			s.publish(notification{kind: KindDelete, key: it.Key, obj: d.Object}, false)
+		}
+	}
+}
+
+// publish pushes n to every listener; a resync (an update that does not change
+// the resource version) only to listeners whose resync is due.
+func (s *shard) publish(n notification, resync bool) {
+	for _, sl := range s.listeners {
+		if resync && !sl.l.syncing.Load() {
+			continue
+		}
+		s.pushTo(sl, n)
+	}
+}
+
+func (s *shard) pushTo(sl *shardListener, n notification) {
+	if n.kind == KindAdd && n.initial {
+		sl.l.outstanding.Add(1)
+	}
+	// Under Block the push waits on the listener's context, which is cancelled
+	// when the listener is removed or the informer stops.
+	spilled, merged, initialDelta := sl.outlets[sl.l.workerFor(n.key)].push(sl.l.ctx, n)
+	sl.spilled += spilled
+	sl.merged += merged
+	sl.l.addOutstanding(int64(initialDelta))
+}
+
+// flush publishes every touched outlet once and wakes parked workers.
+func (s *shard) flush() {
+	for _, sl := range s.listeners {
+		for i, o := range sl.outlets {
+			if o.flush() {
+				sl.l.workers[i].wake()
+			}
+		}
+		if sl.spilled > 0 {
+			s.inf.cfg.observer.Overflowed(sl.l.name, sl.spilled, sl.merged)
+			sl.spilled, sl.merged = 0, 0
+		}
+	}
+}
+
+// applyControl adds and removes listeners as requested. A joining listener
+// first receives this shard's cache contents as initial-list adds.
+func (s *shard) applyControl() {
+	s.ctl.Lock()
+	join, remove := s.ctl.join, s.ctl.remove
+	s.ctl.join, s.ctl.remove = nil, nil
+	s.ctl.Unlock()
+	for _, l := range remove {
+		for i, sl := range s.listeners {
+			if sl.l == l {
+				s.listeners = append(s.listeners[:i], s.listeners[i+1:]...)
+				break
+			}
+		}
+	}
+	for _, l := range join {
+		sl := newShardListener(s.id, l)
+		s.part.Range(func(key string, obj any) bool {
+			s.pushTo(sl, notification{kind: KindAdd, key: key, obj: obj, initial: true})
+			return true
+		})
+		s.listeners = append(s.listeners, sl)
+		s.flush()
+		l.joinsPending.Add(-1)
+		l.checkSynced()
+	}
+}

@@ -1,0 +1,97 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/shardinformer/shardinformer/fifo"
+	"k8s.io/client-go/tools/cache"
+)
+
+// store is what client-go's reflector writes into: it computes each object's
+// key once and routes the write to the queue of the key's shard. Only the
+// reflector goroutine (and its resync goroutine, for Resync) call it.
+type store struct {
+	inf       *Informer
+	transform cache.TransformFunc
+}
+
+var (
+	_ cache.ReflectorStore         = (*store)(nil)
+	_ cache.ReflectorBookmarkStore = (*store)(nil)
+	_ cache.TransformingStore      = (*store)(nil)
+)
+
+func (s *store) Add(obj any) error    { return s.route(obj, (*fifo.Queue).Add) }
+func (s *store) Update(obj any) error { return s.route(obj, (*fifo.Queue).Update) }
+func (s *store) Delete(obj any) error { return s.route(obj, (*fifo.Queue).Delete) }
+
+func (s *store) route(obj any, write func(*fifo.Queue, string, any) error) error {
+	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+	if err != nil {
+		err = cache.KeyError{Obj: obj, Err: err}
+		s.inf.cfg.observer.Dropped(err)
+		return err // the reflector logs it with the object
+	}
+	return write(s.inf.shards[s.inf.router.Of(key)].queue, key, obj)
+}
+
+// Replace splits a full list by shard and queues each part, then a sync mark
+// at resourceVersion behind it. Objects without a key are left out and logged;
+// the rest is applied, so one bad object never blocks a relist.
+func (s *store) Replace(list []any, resourceVersion string) error {
+	n := len(s.inf.shards)
+	parts := make([][]fifo.Keyed, n)
+	for i := range parts {
+		parts[i] = make([]fifo.Keyed, 0, len(list)/n+len(list)/(4*n)+1)
+	}
+	var errs []error
+	for _, obj := range list {
+		key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+		if err != nil {
+			errs = append(errs, cache.KeyError{Obj: obj, Err: err})
+			continue
+		}
+		i := s.inf.router.Of(key)
+		parts[i] = append(parts[i], fifo.Keyed{Key: key, Object: obj})
+	}
+	for i, sh := range s.inf.shards {
+		if err := sh.queue.Replace(parts[i]); err != nil {
+			if errors.Is(err, fifo.ErrClosed) {
+				return err
+			}
+			errs = append(errs, err)
+		}
+	}
+	s.mark(resourceVersion)
+	s.inf.cfg.observer.Relisted(len(list))
+	for _, err := range errs {
+		s.inf.dropped(fmt.Errorf("relist at resourceVersion %q: %w", resourceVersion, err))
+	}
+	return nil
+}
+
+// Resync queues a Sync delta for every cached key with nothing pending.
+func (s *store) Resync() error {
+	var errs []error
+	for _, sh := range s.inf.shards {
+		errs = append(errs, sh.queue.Resync())
+	}
+	return errors.Join(errs...)
+}
+
+// Bookmark queues a sync mark at resourceVersion in every shard.
+func (s *store) Bookmark(resourceVersion string) error {
+	s.mark(resourceVersion)
+	return nil
+}
+
+func (s *store) mark(resourceVersion string) {
+	m := fifo.Mark{Seq: s.inf.indexer.NextSyncMark(), RV: resourceVersion}
+	for _, sh := range s.inf.shards {
+		sh.queue.Mark(m)
+	}
+}
+
+// Transformer lets the reflector transform objects it holds during WatchList.
+func (s *store) Transformer() cache.TransformFunc { return s.transform }
