@@ -71,7 +71,7 @@ func newListener(inf *Informer, id uint64, h cache.ResourceEventHandler, workers
 	for range workers {
 		w := &worker{l: l, bell: make(chan struct{}, 1)}
 		for range inf.cfg.shards {
-			o, err := newOutlet(inf.cfg.ringCapacity, inf.cfg.policy)
+			o, err := newOutlet(w, inf.cfg.ringCapacity, inf.cfg.policy)
 			if err != nil {
 				return nil, err
 			}

@@ -21,6 +21,7 @@ import (
 type outlet struct {
 	ring   *ring.Ring[notification]
 	policy FullRingPolicy
+	worker *worker // the consumer, woken before the producer waits for space
 
 	// Producer-owned.
 	spilling bool // overflow was active at the producer's last look
@@ -37,12 +38,12 @@ type outlet struct {
 	}
 }
 
-func newOutlet(capacity int, policy FullRingPolicy) (*outlet, error) {
+func newOutlet(w *worker, capacity int, policy FullRingPolicy) (*outlet, error) {
 	r, err := ring.New[notification](capacity)
 	if err != nil {
 		return nil, err
 	}
-	return &outlet{ring: r, policy: policy}, nil
+	return &outlet{ring: r, policy: policy, worker: w}, nil
 }
 
 // push hands n to the consumer. It reports how many notifications went to the
@@ -67,6 +68,7 @@ func (o *outlet) push(ctx context.Context, n notification) (spilled, merged, ini
 	}
 	if o.policy == Block {
 		o.ring.Flush()
+		o.worker.wake()
 		for !o.ring.Push(n) {
 			if !o.ring.WaitSpace(ctx) {
 				return 0, 0, initialDelta - initialOf(n)

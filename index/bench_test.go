@@ -1,0 +1,161 @@
+package index
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+)
+
+const (
+	benchNamespaces = 10
+	benchPerNS      = 1000 // objects per namespace: ByIndex(namespace) copies this many
+	benchShards     = 8
+)
+
+// benchPods returns keys and two versions of each pod (same namespace and labels, different
+// resourceVersion), so an update loop alternates between them without allocating objects.
+func benchPods() (keys []string, v [2][]*corev1.Pod) {
+	for ns := range benchNamespaces {
+		for i := range benchPerNS {
+			for j := range v {
+				v[j] = append(v[j], &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
+					Namespace:       fmt.Sprintf("ns%d", ns),
+					Name:            fmt.Sprintf("pod-%d", i),
+					ResourceVersion: fmt.Sprint(j),
+					Labels:          map[string]string{"app": fmt.Sprintf("app-%d", i%10)},
+				}})
+			}
+			keys = append(keys, fmt.Sprintf("ns%d/pod-%d", ns, i))
+		}
+	}
+	return keys, v
+}
+
+func nsIndexers() cache.Indexers {
+	return cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}
+}
+
+// newBenchIndexer returns a filled cache.Indexer of the named implementation.
+func newBenchIndexer(b *testing.B, impl string, pods []*corev1.Pod) cache.Indexer {
+	var idx cache.Indexer
+	switch impl {
+	case "shardinformer":
+		s, err := NewSharded(benchShards, fnvShard(benchShards), cache.DeletionHandlingMetaNamespaceKeyFunc, nsIndexers())
+		if err != nil {
+			b.Fatal(err)
+		}
+		idx = s
+	case "client-go":
+		idx = cache.NewIndexer(cache.DeletionHandlingMetaNamespaceKeyFunc, nsIndexers())
+	}
+	for _, p := range pods {
+		if err := idx.Add(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return idx
+}
+
+var impls = []string{"shardinformer", "client-go"}
+
+// BenchmarkPartitionUpsert measures one partition's update path where the namespace index value is
+// unchanged, against client-go's ThreadSafeStore.Update (both given the key).
+func BenchmarkPartitionUpsert(b *testing.B) {
+	keys, v := benchPods()
+	b.Run("impl=shardinformer", func(b *testing.B) {
+		p := NewPartition(nsIndexers())
+		for i, k := range keys {
+			p.Upsert(k, v[0][i])
+		}
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := range b.N {
+			j := i % len(keys)
+			p.Upsert(keys[j], v[(i/len(keys)+1)%2][j])
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "updates/s")
+	})
+	b.Run("impl=client-go", func(b *testing.B) {
+		st := cache.NewThreadSafeStore(nsIndexers(), cache.Indices{})
+		for i, k := range keys {
+			st.Add(k, v[0][i])
+		}
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := range b.N {
+			j := i % len(keys)
+			st.Update(keys[j], v[(i/len(keys)+1)%2][j])
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "updates/s")
+	})
+}
+
+// BenchmarkByIndex measures ByIndex(namespace, ns) returning benchPerNS objects out of
+// benchNamespaces*benchPerNS.
+func BenchmarkByIndex(b *testing.B) {
+	_, v := benchPods()
+	for _, impl := range impls {
+		b.Run("impl="+impl, func(b *testing.B) {
+			idx := newBenchIndexer(b, impl, v[0])
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				objs, err := idx.ByIndex(cache.NamespaceIndex, fmt.Sprintf("ns%d", i%benchNamespaces))
+				if err != nil || len(objs) != benchPerNS {
+					b.Fatalf("ByIndex returned %d objects, %v", len(objs), err)
+				}
+			}
+			b.ReportMetric(float64(b.N)*benchPerNS/b.Elapsed().Seconds(), "objects/s")
+		})
+	}
+}
+
+// BenchmarkUpdateLoop measures the update rate of one writer (the benchmark goroutine, through
+// cache.Indexer.Update) while R reader goroutines run ByIndex(namespace) on 1k-object namespaces
+// back to back, as busy listers do.
+func BenchmarkUpdateLoop(b *testing.B) {
+	_, v := benchPods()
+	for _, impl := range impls {
+		for _, readers := range []int{0, 4} {
+			b.Run(fmt.Sprintf("impl=%s/readers=%d", impl, readers), func(b *testing.B) {
+				idx := newBenchIndexer(b, impl, v[0])
+				var stop atomic.Bool
+				var reads atomic.Int64
+				var wg sync.WaitGroup
+				for r := range readers {
+					wg.Go(func() {
+						n := int64(0)
+						for i := r; !stop.Load(); i++ {
+							objs, _ := idx.ByIndex(cache.NamespaceIndex, fmt.Sprintf("ns%d", i%benchNamespaces))
+							if len(objs) != benchPerNS {
+								panic(fmt.Sprintf("ByIndex returned %d objects", len(objs)))
+							}
+							n++
+						}
+						reads.Add(n)
+					})
+				}
+				n := len(v[0])
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := range b.N {
+					if err := idx.Update(v[(i/n+1)%2][i%n]); err != nil {
+						b.Fatal(err)
+					}
+				}
+				elapsed := b.Elapsed().Seconds()
+				stop.Store(true)
+				wg.Wait()
+				b.ReportMetric(float64(b.N)/elapsed, "updates/s")
+				if readers > 0 {
+					b.ReportMetric(float64(reads.Load())/elapsed, "reads/s")
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,199 @@
+package index
+
+import (
+	"sync/atomic"
+
+	"github.com/puzpuzpuz/xsync/v3"
+)
+
+// Value sets small enough to copy are kept as an immutable array replaced on every change; larger
+// ones are an xsync MapOf. A MapOf never has fewer than 32 buckets of 64 bytes, far too much for the
+// typical index value (an owner UID, a node with a few pods), while copying 8 pointers is cheap.
+const (
+	smallSetMax = 8               // largest set kept as an array; one more member promotes it
+	demoteAt    = smallSetMax / 2 // a map that shrinks to this size becomes an array again
+)
+
+// smallSet is an immutable array of members. The writer never modifies a published smallSet; it
+// publishes a new one.
+type smallSet struct {
+	n     int
+	cells [smallSetMax]*cell
+}
+
+// valueSet is the set of cells indexed under one value of one index. A valueSet is either small or
+// large for its whole life: promotion and demotion replace the valueSet in the index's map, so a
+// reader holding the old one keeps a view frozen at the moment of the replacement (which the cell
+// validation in readers makes harmless; see doc.go).
+//
+// Written only by the owning partition's writer (REQUIRES: Partition.mu held); read by anyone without
+// a lock. Must not be copied.
+type valueSet struct {
+	// value is the set's value, and the one string instance of it that versions record (see
+	// version.vals): a reader checking a member compares string pointers, not bytes, in the common
+	// case.
+	value string
+	small atomic.Pointer[smallSet]    // the members when large == nil
+	large *xsync.MapOf[string, *cell] // key -> cell; fixed at creation, nil for a small set
+}
+
+func newSmallValueSet(v string, c *cell) *valueSet {
+	vs := &valueSet{value: v}
+	sm := &smallSet{n: 1}
+	sm.cells[0] = c
+	vs.small.Store(sm)
+	return vs
+}
+
+// sizeHint returns the number of members (valid or not) for preallocation.
+func (vs *valueSet) sizeHint() int {
+	if vs.large != nil {
+		return vs.large.Size()
+	}
+	return vs.small.Load().n
+}
+
+// each calls f for every member until f returns false. Members added or removed concurrently may or
+// may not be visited; a member present throughout the call is visited exactly once.
+func (vs *valueSet) each(f func(c *cell) bool) {
+	if vs.large != nil {
+		vs.large.Range(func(_ string, c *cell) bool { return f(c) })
+		return
+	}
+	sm := vs.small.Load()
+	for _, c := range sm.cells[:sm.n] {
+		if !f(c) {
+			return
+		}
+	}
+}
+
+// appendObjects appends the object of every member currently indexed under the set's value at
+// index position pos.
+func (vs *valueSet) appendObjects(dst []any, pos int) []any {
+	v := vs.value
+	if vs.large == nil {
+		// Hot path of ByIndex for small sets: no closure.
+		sm := vs.small.Load()
+		for _, c := range sm.cells[:sm.n] {
+			if ver := c.cur.Load(); ver.indexedUnder(pos, v) {
+				dst = append(dst, ver.obj)
+			}
+		}
+		return dst
+	}
+	vs.large.Range(func(_ string, c *cell) bool {
+		if ver := c.cur.Load(); ver.indexedUnder(pos, v) {
+			dst = append(dst, ver.obj)
+		}
+		return true
+	})
+	return dst
+}
+
+// appendKeys is appendObjects for keys.
+func (vs *valueSet) appendKeys(dst []string, pos int) []string {
+	v := vs.value
+	vs.each(func(c *cell) bool {
+		if c.cur.Load().indexedUnder(pos, v) {
+			dst = append(dst, c.key)
+		}
+		return true
+	})
+	return dst
+}
+
+// anyValid reports whether some member is currently indexed under the set's value at pos.
+func (vs *valueSet) anyValid(pos int) bool {
+	v := vs.value
+	found := false
+	vs.each(func(c *cell) bool {
+		found = c.cur.Load().indexedUnder(pos, v)
+		return !found
+	})
+	return found
+}
+
+// index is one named index of a partition state: value -> set of cells. The sets map and the sets
+// are written only by the partition's writer and read without a lock.
+type index struct {
+	name string
+	fn   func(obj any) ([]string, error)
+	sets *xsync.MapOf[string, *valueSet]
+}
+
+func newIndex(name string, fn func(obj any) ([]string, error)) *index {
+	return &index{name: name, fn: fn, sets: xsync.NewMapOf[string, *valueSet]()}
+}
+
+// addLocked adds c to the set of value v, creating the set if needed, and returns the set's
+// value string, which the caller records in c's version.
+// REQUIRES: the owning Partition.mu held; c is not already in the set.
+func (ix *index) addLocked(v string, c *cell) string {
+	vs, ok := ix.sets.Load(v)
+	if !ok {
+		ix.sets.Store(v, newSmallValueSet(v, c))
+		return v
+	}
+	if vs.large != nil {
+		vs.large.Store(c.key, c)
+		return vs.value
+	}
+	sm := vs.small.Load()
+	if sm.n < smallSetMax {
+		next := *sm
+		next.cells[next.n] = c
+		next.n++
+		vs.small.Store(&next)
+		return vs.value
+	}
+	// Promote: build the map fully, then publish it with one store into the index.
+	m := xsync.NewMapOf[string, *cell]()
+	for _, x := range sm.cells[:sm.n] {
+		m.Store(x.key, x)
+	}
+	m.Store(c.key, c)
+	ix.sets.Store(v, &valueSet{value: vs.value, large: m})
+	return vs.value
+}
+
+// removeLocked removes c from the set of value v and deletes the set once it is empty (an index over
+// short-lived values would otherwise grow without bound; kubernetes#84959).
+// REQUIRES: the owning Partition.mu held.
+func (ix *index) removeLocked(v string, c *cell) {
+	vs, ok := ix.sets.Load(v)
+	if !ok {
+		return
+	}
+	if vs.large != nil {
+		vs.large.Delete(c.key)
+		switch n := vs.large.Size(); {
+		case n == 0:
+			ix.sets.Delete(v)
+		case n <= demoteAt:
+			small := &valueSet{value: vs.value}
+			sm := &smallSet{}
+			vs.large.Range(func(_ string, x *cell) bool {
+				sm.cells[sm.n] = x
+				sm.n++
+				return sm.n < smallSetMax
+			})
+			small.small.Store(sm)
+			ix.sets.Store(v, small)
+		}
+		return
+	}
+	sm := vs.small.Load()
+	next := &smallSet{}
+	for _, x := range sm.cells[:sm.n] {
+		if x != c {
+			next.cells[next.n] = x
+			next.n++
+		}
+	}
+	if next.n == 0 {
+		ix.sets.Delete(v)
+		return
+	}
+	vs.small.Store(next)
+}
