@@ -18,8 +18,9 @@
 //     cache.DeletedFinalStateUnknown for every key that is queued, in flight or
 //     known to the partition, absent from the list, and not already going away.
 //   - Resync queues a Sync delta for every known key with nothing pending.
-//   - Delete of a key that is neither known, queued nor in flight is dropped: it
-//     was already reported, presumably by a relist.
+//   - Delete of a key that is not queued and will not exist once everything in
+//     flight is applied is dropped: it was already reported, presumably by a
+//     relist.
 //   - The transform runs once per object entering the queue, never on a
 //     tombstone or a Sync.
 //   - HasSynced becomes true once the first Replace (or any write before it) has

@@ -112,11 +112,9 @@ func (q *Queue) Update(key string, obj any) error { return q.write(cache.Updated
 func (q *Queue) Delete(key string, obj any) error { return q.write(cache.Deleted, key, obj) }
 
 func (q *Queue) write(t cache.DeltaType, key string, obj any) error {
-	if t != cache.Deleted {
-		var err error
-		if obj, err = q.transformed(obj); err != nil {
-			return err
-		}
+	var err error
+	if obj, err = q.transformed(obj); err != nil {
+		return err
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -124,6 +122,7 @@ func (q *Queue) write(t cache.DeltaType, key string, obj any) error {
 		return ErrClosed
 	}
 	q.mu.populated = true
+	q.checkSyncedLocked()
 	if t == cache.Deleted {
 		_, queued := q.mu.items[key]
 		if _, exists := q.existsAfterPendingLocked(key); !queued && !exists {
@@ -145,6 +144,9 @@ func (q *Queue) transformed(obj any) (any, error) {
 	out, err := q.transform(obj)
 	if err != nil {
 		return nil, fmt.Errorf("fifo: transform: %w", err)
+	}
+	if out == nil {
+		return nil, errors.New("fifo: transform returned no object")
 	}
 	return out, nil
 }
@@ -280,14 +282,14 @@ func (q *Queue) appendLocked(key string, d cache.Delta) {
 // REQUIRES: q.mu held.
 func (q *Queue) ringLocked() { q.Wake() }
 
-// Pop moves up to max queued keys into dst and marks them in flight. It never
+// Pop moves up to limit queued keys (at least one) into dst and marks them in flight. It never
 // blocks; it returns dst unchanged when nothing is queued. Every Pop must be
 // followed by Done with the same items. Consumer only.
-func (q *Queue) Pop(dst []Item, max int) []Item {
+func (q *Queue) Pop(dst []Item, limit int) []Item {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	live := q.mu.order[q.mu.head:]
-	n := min(max, len(live))
+	n := min(max(limit, 1), len(live))
 	for i, key := range live[:n] {
 		d := q.mu.items[key]
 		delete(q.mu.items, key)
@@ -343,6 +345,18 @@ func (q *Queue) checkSyncedLocked() {
 // queue is closed or ctx is done. It returns false when the queue is closed or
 // ctx is done. Consumer only.
 func (q *Queue) Wait(ctx context.Context) bool {
+	// The doorbell is edge-triggered: a bell consumed by an earlier Wait may
+	// have announced keys that are still queued, so look before parking.
+	q.mu.Lock()
+	closed := q.mu.closed
+	work := q.mu.head < len(q.mu.order) || (len(q.mu.marks) > 0 && q.mu.marks[0].at <= q.mu.done)
+	q.mu.Unlock()
+	if closed {
+		return false
+	}
+	if work {
+		return true
+	}
 	select {
 	case <-q.ready:
 	case <-ctx.Done():
