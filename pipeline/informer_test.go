@@ -51,3 +51,28 @@ func TestAddUpdateDeleteBothListModes(t *testing.T) {
 		})
 	}
 }
+
+func TestStatsCountsObjectsAndListeners(t *testing.T) {
+	c := newCluster(false)
+	for _, n := range names(30) {
+		if _, err := c.Create(configMap("ns", n, "1")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inf := NewSharedIndexInformer(c.ListerWatcher(), &corev1.ConfigMap{}, 0, nil, WithShards(4))
+	if _, err := inf.AddParallelEventHandler(newRecorder(), 2); err != nil {
+		t.Fatal(err)
+	}
+	run(t, inf)
+	st := inf.Stats()
+	objects := 0
+	for _, s := range st.Shards {
+		objects += s.Objects
+	}
+	if len(st.Shards) != 4 || objects != 30 {
+		t.Errorf("shards=%d objects=%d, want 4 shards holding 30 objects", len(st.Shards), objects)
+	}
+	if len(st.Listeners) != 1 || st.Listeners[0].Workers != 2 {
+		t.Errorf("listeners = %+v, want one with 2 workers", st.Listeners)
+	}
+}

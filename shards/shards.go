@@ -40,20 +40,40 @@ func (r Router) Of(key string) int {
 	return int(hi)
 }
 
-// FNV-1a 64 parameters (FIPS-free public domain constants, see
-// http://www.isthe.com/chongo/tech/comp/fnv/).
+// FNV-1a 64 parameters (public domain).
 const (
 	offset64 = 14695981039346656037
 	prime64  = 1099511628211
 )
 
-// Hash returns the FNV-1a 64 hash of key. It is equal to
-// hash/fnv.New64a over the key's bytes, without allocating.
+// Hash returns the hash that places key: FNV-1a 64 over the key's bytes,
+// followed by an avalanche step (the 64-bit finalizer of MurmurHash3).
+//
+// Raw FNV-1a is not enough because ranges are taken from the high bits: a key
+// that differs from another only in its last byte ("ns/web-1", "ns/web-2")
+// differs only around bit 40 of the FNV-1a value, so every such key of a
+// workload would land in the same shard. The finalizer makes every input bit
+// affect every output bit.
 func Hash(key string) uint64 {
+	return mix(FNV1a(key))
+}
+
+// FNV1a returns the FNV-1a 64 hash of key, equal to hash/fnv.New64a over the
+// key's bytes, without allocating.
+func FNV1a(key string) uint64 {
 	h := uint64(offset64)
 	for i := 0; i < len(key); i++ {
 		h ^= uint64(key[i])
 		h *= prime64
 	}
+	return h
+}
+
+func mix(h uint64) uint64 {
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	h *= 0xc4ceb9fe1a85ec53
+	h ^= h >> 33
 	return h
 }

@@ -8,12 +8,29 @@ import (
 	"testing"
 )
 
-func TestHashMatchesStdlibFNV1a(t *testing.T) {
+func TestFNV1aMatchesStdlib(t *testing.T) {
 	for _, key := range []string{"", "a", "default/nginx-1", "kube-system/coredns-5d78c9869d-abcde", "node-1"} {
 		h := fnv.New64a()
 		h.Write([]byte(key))
-		if got, want := Hash(key), h.Sum64(); got != want {
-			t.Errorf("Hash(%q) = %#x, want %#x", key, got, want)
+		if got, want := FNV1a(key), h.Sum64(); got != want {
+			t.Errorf("FNV1a(%q) = %#x, want %#x", key, got, want)
+		}
+	}
+}
+
+// Keys that differ only in their last characters, as the pods of a
+// ReplicaSet or a StatefulSet do, must still spread over the shards.
+func TestSequentialNamesSpread(t *testing.T) {
+	for _, n := range []int{2, 3, 8} {
+		r, _ := New(n)
+		counts := make([]int, n)
+		for i := range 1000 {
+			counts[r.Of(fmt.Sprintf("ns/cm-%03d", i))]++
+		}
+		for s, c := range counts {
+			if want := 1000 / n; math.Abs(float64(c-want)) > 0.2*float64(want) {
+				t.Errorf("n=%d: shard %d got %d of 1000 sequential keys, want about %d", n, s, c, want)
+			}
 		}
 	}
 }

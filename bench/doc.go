@@ -1,0 +1,93 @@
+// Package bench runs client-go v0.37.2's SharedIndexInformer and shardinformer
+// on identical workloads in the same `go test -bench` invocation, so that
+// benchstat can compare them:
+//
+//	bench/run.sh                       # what `make bench` runs; writes bench/results/
+//	BENCH_OBJECTS=2000 go test -run '^$' -bench . -benchtime 1x -cpu 2 ./bench/   # quick check
+//	benchstat -col /impl bench/results/raw.txt
+//
+// Sub-benchmarks are named impl=client-go/... and impl=shardinformer/... with
+// the same key=value segments after that (objects=100000/handlers=4/readers=0),
+// so `benchstat -col /impl` puts the two side by side. Each benchmark op is one
+// whole workload run (a sync, or a batch of updates timed end to end), so the
+// suite runs with -benchtime 1x and -count for repetitions; setup (building
+// pods, filling the fake API, the informer's initial sync for the update
+// workloads) happens with the timer stopped. The targets are for GOMAXPROCS=2
+// (-cpu 2). Nothing here fails on timing.
+//
+// # Workloads
+//
+//   - BenchmarkInitialSync: from creating the informer until HasSynced and one
+//     handler has seen every initial add. Run with LIST+WATCH (list=list: the
+//     fake API opts out of WatchList through IsWatchListSemanticsUnSupported)
+//     and with WatchList (list=watchlist: the initial list streams as watch
+//     events ending in the initial-events-end bookmark). Reports objects/s,
+//     allocs/object, heap-B/object and cache-B/object (below).
+//   - BenchmarkUpdates: one update per cached pod (BENCH_UPDATES, default =
+//     objects) as fast as the fake API takes them, timed from the first write
+//     until every handler has seen the last event of every updated key;
+//     handlers=1 and 4 with readers=0, and handlers=1 with readers=1 and 4
+//     goroutines looping over ByIndex(namespace) plus GetByKey. Reports
+//     events/s, deliveries/s (handler calls over all handlers), reads/s
+//     (one ByIndex + one GetByKey each) and allocs/event (readers=0 only).
+//   - BenchmarkCPUHandler: one handler burning 20 µs of CPU per event
+//     (calibrated spin loop, not a sleep): client-go's single handler
+//     goroutine against AddParallelEventHandler with GOMAXPROCS workers.
+//   - BenchmarkStalledHandler: a handler blocked for the whole run beside a
+//     normal one; BENCH_STALL_UPDATES (default 2 × objects) updates, each a
+//     newly allocated object as a decoder would produce. Reports the normal
+//     handler's deliveries/s and done-frac (share of events it saw within
+//     BENCH_STALL_WAIT_MS; under Block it is held up for good once the stalled
+//     handler's rings fill), and heap-growth-B/event. client-go runs as
+//     policy=grow (its listeners' buffers are unbounded); shardinformer runs
+//     each FullRingPolicy.
+//   - BenchmarkLatency: time from just before the fake API's write (which
+//     pushes the event into the watch channel) until the handler is called,
+//     p50-ns/p99-ns/max-ns over every event, at BENCH_RATE events/s (default
+//     50000, paced with golang.org/x/time/rate allowing bursts of 1 ms worth
+//     of events) and at saturation (rate=max). The handler finds each event's
+//     write time in a side table indexed by the object's Generation.
+//
+// Micro-benchmarks of the parts (ring, fifo, index) live in those packages;
+// run.sh runs them too.
+//
+// # Feed and objects
+//
+// Input comes from internal/fakeapi with DeepCopy off: both informers receive
+// the very same pre-built *corev1.Pod pointers, so decoding is excluded and
+// the input is identical. Pods are realistic (labels, annotations, owner,
+// two containers with env, resources, probes, status; see NewPod), built once
+// per process; updates are shallow copies (their own ObjectMeta and status
+// structs, shared maps and slices) numbered through Generation. The update
+// benchmarks update each key at most once per op, so no Coalesce merging can
+// happen and deliveries = events × handlers; if that ever differs, a
+// coalesced-frac metric says by how much.
+//
+// The fake API's watch buffer is sized for every event of a run, so a watch is
+// never closed for lagging, and its history is kept at one event (its
+// trimming copies the history on every write). A wrapper around its
+// ListerWatcher counts lists and watches: any relist or re-watch fails the
+// benchmark, since it would invalidate the numbers.
+//
+// # Memory metrics
+//
+// heap-B/object is the live heap after the sync (two runtime.GC, then
+// runtime.ReadMemStats) minus the live heap before it, minus the fake API's
+// watch channel buffer, divided by objects. Under list=list it includes the
+// copy of each Pod struct that client-go's reflector allocates from the list
+// (ExtractListWithAlloc); cache-B/object subtracts that too, leaving what the
+// informer's own structures (store, indexes, queues, rings) cost per object.
+// The objects themselves are shared with the fake API and not counted.
+//
+// heap-growth-B/event (stalled handler) is live heap with the handler still
+// stalled minus live heap before the updates, minus one Pod struct per updated
+// key (the fake API's newest version, the same for every implementation),
+// divided by events. A policy with bounded memory shows B/event falling as
+// BENCH_STALL_UPDATES grows; unbounded growth shows a constant. Note that
+// updates here are about 1.3 KB shallow copies; with decoded objects (~10 KB)
+// every pinned old version costs several times more.
+//
+// allocs/event and allocs/object count every allocation in the process during
+// the timed region, the fake API's and the producer's included (the same for
+// both implementations).
+package bench

@@ -1,0 +1,324 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/time/rate"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/cache"
+)
+
+// Timer brackets the timed region of a workload; *testing.B implements it,
+// and cmd/profile uses it to start and stop a profile.
+type Timer interface {
+	StartTimer()
+	StopTimer()
+}
+
+// NopTimer is a Timer that does nothing.
+type NopTimer struct{}
+
+func (NopTimer) StartTimer() {}
+func (NopTimer) StopTimer()  {}
+
+// Metric is one reported value; Unit follows testing.B.ReportMetric ("events/s").
+type Metric struct {
+	Unit  string
+	Value float64
+}
+
+// Result is what one run of a workload measured.
+type Result struct {
+	Elapsed time.Duration
+	Metrics []Metric
+}
+
+func (r *Result) add(unit string, v float64) { r.Metrics = append(r.Metrics, Metric{unit, v}) }
+
+// handlerTimeout bounds every wait for handlers, so a bug hangs a benchmark
+// for minutes rather than forever. It is not a performance assertion.
+const handlerTimeout = 10 * time.Minute
+
+// Sync times an initial sync: from creating the informer until it has synced
+// and one handler has seen every initial add. It reports objects/s,
+// heap-B/object (heap retained once synced, minus the fake API's watch
+// buffer, per object), cache-B/object (the same minus the per-object copy of
+// the Pod struct that client-go's reflector allocates when it lists, i.e. the
+// informer's own structures per object), and allocs/object. The env must not
+// be started; it is stopped again on return.
+func (e *Env) Sync(t Timer) (Result, error) {
+	var res Result
+	e.resetWatchCounts()
+	h := NewHandler(0)
+	heap0 := heapInUse()
+	m0 := mallocs()
+	t.StartTimer()
+	start := time.Now()
+	err := e.Start(Registration{Handler: h})
+	res.Elapsed = time.Since(start)
+	t.StopTimer()
+	defer e.Stop()
+	if err != nil {
+		return res, err
+	}
+	m1 := mallocs()
+	heap1 := heapInUse()
+	runtime.KeepAlive(e.informer)
+	if err := e.CheckWatch(); err != nil {
+		return res, err
+	}
+	n := float64(e.cfg.Objects)
+	heap := float64(int64(heap1)-int64(heap0)-e.watchBufferBytes()) / n
+	cacheBytes := heap
+	if !e.cfg.WatchList {
+		cacheBytes -= float64(podAlloc())
+	}
+	res.add("objects/s", n/res.Elapsed.Seconds())
+	res.add("heap-B/object", heap)
+	res.add("cache-B/object", cacheBytes)
+	res.add("allocs/object", float64(m1-m0)/n)
+	return res, nil
+}
+
+// waitSynced waits for HasSynced without client-go's 100 ms polling period.
+func waitSynced(inf cache.SharedIndexInformer) error {
+	deadline := time.Now().Add(handlerTimeout)
+	for !inf.HasSynced() {
+		if time.Now().After(deadline) {
+			return errTimeout
+		}
+		time.Sleep(50 * time.Microsecond)
+	}
+	return nil
+}
+
+// Updates writes n updates (one per pod while n <= objects) as fast as the fake
+// API takes them and times them end to end: from the first write until every
+// handler has seen the last event of every updated key. Meanwhile readers
+// goroutines loop over ByIndex(namespace) plus GetByKey. It reports events/s,
+// deliveries/s (handler calls, all handlers), reads/s when there are readers,
+// and allocs/event (every allocation in the process, the fake API's included)
+// when there are none. The env must be started with handlers hs.
+func (e *Env) Updates(t Timer, n int, hs []*Handler, readers int) (Result, error) {
+	var res Result
+	b := e.newBatch(n)
+	upd := e.updates(n)
+	e.commit(b)
+	dones := make([]<-chan struct{}, len(hs))
+	before := make([]int64, len(hs))
+	for i, h := range hs {
+		dones[i] = h.arm(b)
+		before[i] = h.Updates()
+	}
+	runtime.GC()
+	stopReaders := startReaders(e.Indexer(), e.set, readers)
+	m0 := mallocs()
+	t.StartTimer()
+	start := time.Now()
+	err := e.produce(upd, nil, nil)
+	if err == nil {
+		err = waitAll(dones)
+	}
+	res.Elapsed = time.Since(start)
+	t.StopTimer()
+	m1 := mallocs()
+	reads := stopReaders()
+	if err != nil {
+		return res, err
+	}
+	if err := e.CheckWatch(); err != nil {
+		return res, err
+	}
+	var deliveries int64
+	for i, h := range hs {
+		deliveries += h.Updates() - before[i]
+	}
+	sec := res.Elapsed.Seconds()
+	res.add("events/s", float64(n)/sec)
+	res.add("deliveries/s", float64(deliveries)/sec)
+	if readers > 0 {
+		res.add("reads/s", float64(reads)/sec)
+	} else {
+		res.add("allocs/event", float64(m1-m0)/float64(n))
+	}
+	if want := int64(n) * int64(len(hs)); deliveries != want {
+		// Only possible when a key is updated more than once per batch and a
+		// ring overflowed under Coalesce: say so rather than hide it.
+		res.add("coalesced-frac", 1-float64(deliveries)/float64(want))
+	}
+	return res, nil
+}
+
+// Latency writes n updates at eventsPerSec (0: as fast as possible) and
+// reports, over every event, the time from just before the fake API's write
+// (which pushes the event into the watch) until handler h was called: p50-ns,
+// p99-ns, max-ns, and the achieved events/s. The pacing allows bursts of 1 ms
+// worth of events, so that timer granularity does not lower the rate. The env
+// must be started with h.
+func (e *Env) Latency(t Timer, n int, h *Handler, eventsPerSec float64) (Result, error) {
+	var res Result
+	b := e.newBatch(n)
+	upd := e.updates(n)
+	e.commit(b)
+	rec := newLatencyRec(b)
+	h.lat.Store(rec)
+	defer h.lat.Store(nil)
+	done := h.arm(b)
+	var lim *rate.Limiter
+	if eventsPerSec > 0 {
+		lim = rate.NewLimiter(rate.Limit(eventsPerSec), max(1, int(eventsPerSec/1000)))
+	}
+	runtime.GC()
+	t.StartTimer()
+	start := time.Now()
+	err := e.produce(upd, lim, rec)
+	produced := time.Since(start)
+	if err == nil {
+		err = waitAll([]<-chan struct{}{done})
+	}
+	res.Elapsed = time.Since(start)
+	t.StopTimer()
+	if err != nil {
+		return res, err
+	}
+	if err := e.CheckWatch(); err != nil {
+		return res, err
+	}
+	lats := slices.DeleteFunc(slices.Clone(rec.lats), func(v int64) bool { return v < 0 })
+	if len(lats) == 0 {
+		return res, fmt.Errorf("bench: no latency recorded")
+	}
+	slices.Sort(lats)
+	res.add("events/s", float64(n)/produced.Seconds())
+	res.add("p50-ns", float64(lats[len(lats)/2]))
+	res.add("p99-ns", float64(lats[len(lats)*99/100]))
+	res.add("max-ns", float64(lats[len(lats)-1]))
+	return res, nil
+}
+
+// Stalled starts the informer with two handlers, lets both see the initial
+// list, then stalls one (its calls block) and writes n updates, each a newly
+// allocated object as a decoder would produce. It waits until the other
+// handler has seen the last event of every key, or until maxWait (a full
+// ring under Block holds it up for good), then measures the heap with the
+// stalled handler still stuck. It reports the normal handler's
+// deliveries/s and done-frac (the share of events it saw), and
+// heap-growth-B/event: heap growth per event beyond the newest version of each
+// updated object, which the fake API holds for every implementation. The env
+// must not be started; it is stopped again on return.
+func (e *Env) Stalled(t Timer, n int, maxWait time.Duration) (Result, error) {
+	var res Result
+	e.resetWatchCounts()
+	normal, stalled := NewHandler(0), NewHandler(0)
+	if err := e.Start(Registration{Handler: normal}, Registration{Handler: stalled}); err != nil {
+		e.Stop()
+		return res, err
+	}
+	defer e.Stop()
+	defer stalled.release()
+	b := e.newBatch(n)
+	done := normal.arm(b)
+	stalled.stall()
+	heap0 := heapInUse()
+	t.StartTimer()
+	start := time.Now()
+	var err error
+	for i := range n {
+		if _, err = e.cluster.Update(e.updateAt(i)); err != nil {
+			break
+		}
+	}
+	e.commit(b)
+	if err == nil {
+		select {
+		case <-done:
+		case <-time.After(maxWait - time.Since(start)):
+		}
+	}
+	res.Elapsed = time.Since(start)
+	t.StopTimer()
+	if err != nil {
+		return res, err
+	}
+	seen := normal.Updates()
+	heap1 := heapInUse()
+	if err := e.CheckWatch(); err != nil {
+		return res, err
+	}
+	newest := int64(min(n, e.cfg.Objects)) * podAlloc()
+	res.add("deliveries/s", float64(seen)/res.Elapsed.Seconds())
+	res.add("done-frac", float64(seen)/float64(n))
+	res.add("heap-growth-B/event", float64(int64(heap1)-int64(heap0)-newest)/float64(n))
+	return res, nil
+}
+
+// produce writes upd to the fake API in order, optionally paced and stamped.
+func (e *Env) produce(upd []*corev1.Pod, lim *rate.Limiter, rec *latencyRec) error {
+	ctx := context.Background()
+	for i, p := range upd {
+		if lim != nil {
+			if err := lim.Wait(ctx); err != nil {
+				return err
+			}
+		}
+		if rec != nil {
+			rec.stamp(i)
+		}
+		if _, err := e.cluster.Update(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func waitAll(dones []<-chan struct{}) error {
+	timeout := time.After(handlerTimeout)
+	for _, d := range dones {
+		select {
+		case <-d:
+		case <-timeout:
+			return errTimeout
+		}
+	}
+	return nil
+}
+
+// startReaders starts n reader goroutines, each looping over one
+// ByIndex(namespace) and one GetByKey, until the returned function is called;
+// it returns the number of loops done.
+func startReaders(ix cache.Indexer, set *podSet, n int) (stop func() int64) {
+	var (
+		quit  atomic.Bool
+		total atomic.Int64
+		wg    sync.WaitGroup
+	)
+	for r := range n {
+		wg.Go(func() { // reader goroutine
+			var reads, found int64
+			for i := r * 7919; !quit.Load(); i++ {
+				objs, err := ix.ByIndex(cache.NamespaceIndex, set.namespaces[i%len(set.namespaces)])
+				if err != nil {
+					panic(err)
+				}
+				if _, ok, _ := ix.GetByKey(set.keys[(i*31)%len(set.keys)]); ok {
+					found++
+				}
+				found += int64(len(objs))
+				reads++
+			}
+			total.Add(reads)
+			runtime.KeepAlive(found)
+		})
+	}
+	return func() int64 {
+		quit.Store(true)
+		wg.Wait()
+		return total.Load()
+	}
+}

@@ -1,0 +1,87 @@
+package bench
+
+import (
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/shardinformer/shardinformer/pipeline"
+)
+
+// TestWorkloads runs every workload small against both implementations, so
+// that `go test ./...` catches a harness that hangs, drops a watch or counts
+// wrong. It checks what was delivered, never how fast.
+func TestWorkloads(t *testing.T) {
+	const objects = 300
+	for _, impl := range Impls {
+		t.Run(string(impl), func(t *testing.T) {
+			for _, wl := range []bool{false, true} {
+				e, err := NewEnv(Config{Impl: impl, Objects: objects, Namespaces: 7, WatchList: wl})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := e.Sync(NopTimer{}); err != nil {
+					t.Fatalf("Sync(watchList=%v): %v", wl, err)
+				}
+			}
+
+			e, err := NewEnv(Config{Impl: impl, Objects: objects, Namespaces: 7, MaxEvents: 4 * objects})
+			if err != nil {
+				t.Fatal(err)
+			}
+			h1, h2 := NewHandler(0), NewHandler(Work(time.Microsecond))
+			if err := e.Start(Registration{Handler: h1}, Registration{Handler: h2, Workers: runtime.GOMAXPROCS(0)}); err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range []int{objects, objects / 3} {
+				u1, u2 := h1.Updates(), h2.Updates()
+				r, err := e.Updates(NopTimer{}, n, []*Handler{h1, h2}, 2)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d1, d2 := h1.Updates()-u1, h2.Updates()-u2; d1 != int64(n) || d2 != int64(n) {
+					t.Errorf("Updates(%d): handlers saw %d and %d updates", n, d1, d2)
+				}
+				if !hasMetric(r, "reads/s") {
+					t.Errorf("Updates with readers: no reads/s in %v", r.Metrics)
+				}
+			}
+			r, err := e.Latency(NopTimer{}, objects, h1, 20000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !hasMetric(r, "p99-ns") {
+				t.Errorf("Latency: no p99-ns in %v", r.Metrics)
+			}
+			e.Stop()
+
+			policies := []pipeline.FullRingPolicy{pipeline.Grow}
+			if impl == ShardInformer {
+				policies = []pipeline.FullRingPolicy{pipeline.Coalesce, pipeline.Block, pipeline.Grow}
+			}
+			for _, p := range policies {
+				e, err := NewEnv(Config{Impl: impl, Objects: objects, Namespaces: 7, MaxEvents: 4 * objects,
+					Options: []pipeline.Option{pipeline.WithFullRingPolicy(p), pipeline.WithRingCapacity(16)}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				r, err := e.Stalled(NopTimer{}, 2*objects, time.Second)
+				if err != nil {
+					t.Fatalf("Stalled(%v): %v", p, err)
+				}
+				if !hasMetric(r, "heap-growth-B/event") {
+					t.Errorf("Stalled(%v): no heap growth in %v", p, r.Metrics)
+				}
+			}
+		})
+	}
+}
+
+func hasMetric(r Result, unit string) bool {
+	for _, m := range r.Metrics {
+		if m.Unit == unit {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// checkResult compares an informer's cache and its handlers' views with the
+// server's final state.
+type checkResult struct {
+	Pass              bool     `json:"pass"`
+	ServerObjects     int      `json:"server_objects"`
+	CacheObjects      int      `json:"cache_objects"`
+	CacheMismatches   int      `json:"cache_mismatches"`   // keys missing, extra or at another resourceVersion
+	HandlerMismatches int      `json:"handler_mismatches"` // the same, summed over handlers
+	Details           []string `json:"details,omitempty"`  // the first few mismatches
+}
+
+const maxDetails = 5
+
+// check compares r's cache and handlers with want (key → resourceVersion).
+func check(r *implRun, want map[string]string) checkResult {
+	res := checkResult{ServerObjects: len(want)}
+	note := func(format string, args ...any) {
+		if len(res.Details) < maxDetails {
+			res.Details = append(res.Details, fmt.Sprintf(format, args...))
+		}
+	}
+	got := map[string]string{}
+	for _, obj := range r.inf.GetStore().List() {
+		p := obj.(*corev1.Pod)
+		got[podKey(p)] = p.ResourceVersion
+	}
+	res.CacheObjects = len(got)
+	res.CacheMismatches = diff(want, got, func(s string) { note("cache: %s", s) })
+	for i, h := range r.handlers {
+		res.HandlerMismatches += diff(want, h.state(), func(s string) { note("handler %d: %s", i, s) })
+	}
+	res.Pass = res.CacheMismatches == 0 && res.HandlerMismatches == 0
+	return res
+}
+
+// diff counts keys of want missing from got or at another version, and keys
+// of got absent from want, describing the first few (in key order) with note.
+func diff(want, got map[string]string, note func(string)) int {
+	var bad []string
+	for k, w := range want {
+		g, ok := got[k]
+		switch {
+		case !ok:
+			bad = append(bad, fmt.Sprintf("%s missing (server has resourceVersion %s)", k, w))
+		case g != w:
+			bad = append(bad, fmt.Sprintf("%s at resourceVersion %s, server has %s", k, g, w))
+		}
+	}
+	for k, g := range got {
+		if _, ok := want[k]; !ok {
+			bad = append(bad, fmt.Sprintf("%s (resourceVersion %s) deleted on the server but still present", k, g))
+		}
+	}
+	slices.Sort(bad)
+	for _, b := range bad[:min(len(bad), maxDetails)] {
+		note(b)
+	}
+	return len(bad)
+}

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/google/pprof/profile"
+)
+
+// cpuTime returns the process's user+system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// rss returns the resident set size in bytes (Linux; 0 elsewhere).
+func rss() uint64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, _ := strconv.ParseUint(f[1], 10, 64)
+	return pages * uint64(os.Getpagesize())
+}
+
+// heapObjects returns the bytes of live and not-yet-swept heap objects, read
+// without stopping the world.
+func heapObjects() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
+}
+
+// liveHeap collects garbage and returns the live heap.
+func liveHeap() uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+// defaultMemoryLimit sets a soft memory limit of half the machine's memory
+// unless GOMEMLIMIT is set, so that GOGC's doubling of a multi-GiB live heap
+// does not push a shared machine into swapping. It returns the limit in force.
+func defaultMemoryLimit() int64 {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		if total := memTotal(); total > 0 {
+			debug.SetMemoryLimit(int64(total / 2))
+		}
+	}
+	return debug.SetMemoryLimit(-1)
+}
+
+// memTotal reads MemTotal from /proc/meminfo (0 if unknown).
+func memTotal() uint64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "MemTotal:" {
+			kb, _ := strconv.ParseUint(f[1], 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// freeOSMemory returns freed memory to the OS so the next scenario's RSS
+// starts low.
+func freeOSMemory() { debug.FreeOSMemory() }
+
+// gcStats reads the GC count and total pause time.
+func gcStats() (count uint32, pause time.Duration) {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.NumGC, time.Duration(ms.PauseTotalNs)
+}
+
+// peaks samples heap and RSS until stopped and keeps the maxima.
+type peaks struct {
+	mu        sync.Mutex
+	heap, rss uint64
+}
+
+func (p *peaks) sample() (heap, r uint64) {
+	heap, r = heapObjects(), rss()
+	p.mu.Lock()
+	p.heap = max(p.heap, heap)
+	p.rss = max(p.rss, r)
+	p.mu.Unlock()
+	return heap, r
+}
+
+func (p *peaks) get() (heap, r uint64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.heap, p.rss
+}
+
+// cpuAttribution profiles the CPU at 100 Hz and splits the samples by the
+// goroutine labels loadgen sets (impl, role). Goroutines inherit labels from
+// their creator, so an informer's reflector, decoders, HTTP connections and
+// handlers all count for it; the Go runtime's background GC workers carry no
+// label and are reported as unattributed.
+type cpuAttribution struct {
+	buf bytes.Buffer
+}
+
+func startCPUAttribution() (*cpuAttribution, error) {
+	a := &cpuAttribution{}
+	if err := pprof.StartCPUProfile(&a.buf); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// stop ends the profile and returns CPU time per "impl/role" label pair
+// ("server", "churn", "" for unlabelled).
+func (a *cpuAttribution) stop() (map[string]time.Duration, error) {
+	pprof.StopCPUProfile()
+	p, err := profile.Parse(&a.buf)
+	if err != nil {
+		return nil, err
+	}
+	// Sample values: [samples count, cpu nanoseconds].
+	vi := len(p.SampleType) - 1
+	out := map[string]time.Duration{}
+	for _, s := range p.Sample {
+		key := ""
+		if impl := s.Label["impl"]; len(impl) > 0 {
+			key = impl[0]
+		}
+		if role := s.Label["role"]; len(role) > 0 {
+			if key != "" {
+				key += "/"
+			}
+			key += role[0]
+		}
+		out[key] += time.Duration(s.Value[vi])
+	}
+	return out, nil
+}

@@ -1,0 +1,322 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/shardinformer/shardinformer/apisim"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/pager"
+	"k8s.io/utils/ptr"
+)
+
+// Annotations and labels loadgen writes.
+const (
+	// annEmitted is the churn generator's wall clock (unix nanoseconds) just
+	// before it sent the write; handlers subtract it from their own clock.
+	annEmitted = "loadgen.shardinformer.io/emitted-unix-nano"
+	// annGeneration counts the updates loadgen made to a pod.
+	annGeneration = "loadgen.shardinformer.io/generation"
+	// labelRun marks everything one run creates in a real cluster.
+	labelRun = "loadgen.shardinformer.io/run"
+)
+
+// target is where the pods live: the embedded simulator or a real cluster.
+// Its methods are safe for concurrent use.
+type target interface {
+	// kind is "apisim" or "cluster".
+	kind() string
+	url() string
+	// restConfig returns a fresh copy of the client configuration.
+	restConfig() *rest.Config
+	// listOptions narrows the informers to this run's pods.
+	listOptions(*metav1.ListOptions)
+	namespace(i int) string
+	// populate creates the initial pods, reporting progress.
+	populate(ctx context.Context, n int, progress func(done int)) error
+	create(ctx context.Context, ns, name string, seed int64, emitted int64) error
+	update(ctx context.Context, ns, name string, gen int, emittedNow func() int64) error
+	delete(ctx context.Context, ns, name string) error
+	// state returns key → resourceVersion of every pod of this run.
+	state(ctx context.Context) (map[string]string, error)
+	// close releases the target; a cluster target deletes what it created.
+	close(ctx context.Context) error
+}
+
+func podName(i int) string { return fmt.Sprintf("pod-%06d", i) }
+
+// newPod builds pod number seed's content. Pods differ by seed; the same
+// seed always gives the same pod.
+func newPod(ns, name string, seed int64, managedFields bool) *corev1.Pod {
+	return apisim.NewPod(ns, name, seed, apisim.PodOptions{ManagedFields: managedFields})
+}
+
+// simTarget is the embedded apisim server.
+type simTarget struct {
+	srv           *apisim.Server
+	namespaces    int
+	seed          int64
+	managedFields bool
+}
+
+func newSimTarget(c config) (*simTarget, error) {
+	srv, err := apisim.New(apisim.Config{})
+	if err != nil {
+		return nil, err
+	}
+	return &simTarget{srv: srv, namespaces: c.namespaces, seed: c.seed, managedFields: c.managedFields}, nil
+}
+
+func (t *simTarget) kind() string { return "apisim" }
+func (t *simTarget) url() string  { return t.srv.URL() }
+func (t *simTarget) restConfig() *rest.Config {
+	return t.srv.RESTConfig()
+}
+func (t *simTarget) listOptions(*metav1.ListOptions) {}
+func (t *simTarget) namespace(i int) string          { return fmt.Sprintf("loadgen-%03d", i%t.namespaces) }
+
+// start serves the simulator; call it after populate, so the bulk load
+// needs no HTTP.
+func (t *simTarget) start() error { return t.srv.Start() }
+
+func (t *simTarget) populate(ctx context.Context, n int, progress func(int)) error {
+	const chunk = 2000
+	for lo := 0; lo < n; lo += chunk {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		hi := min(lo+chunk, n)
+		pods := make([]*corev1.Pod, 0, hi-lo)
+		for i := lo; i < hi; i++ {
+			pods = append(pods, newPod(t.namespace(i), podName(i), podSeed(t.seed, i), t.managedFields))
+		}
+		if err := t.srv.Load(pods); err != nil {
+			return err
+		}
+		progress(hi)
+	}
+	return nil
+}
+
+func (t *simTarget) create(_ context.Context, ns, name string, seed int64, emitted int64) error {
+	p := newPod(ns, name, seed, t.managedFields)
+	stamp(p, emitted, 0)
+	_, err := t.srv.Create(p)
+	return err
+}
+
+func (t *simTarget) update(_ context.Context, ns, name string, gen int, emittedNow func() int64) error {
+	_, err := t.srv.Modify(ns, name, func(p *corev1.Pod) { stamp(p, emittedNow(), gen) })
+	return err
+}
+
+func (t *simTarget) delete(_ context.Context, ns, name string) error {
+	_, err := t.srv.Delete(ns, name)
+	return err
+}
+
+func (t *simTarget) state(ctx context.Context) (map[string]string, error) {
+	rc := t.srv.RESTConfig()
+	rc.ContentType = runtime.ContentTypeProtobuf
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil, err
+	}
+	return listState(ctx, cs, metav1.ListOptions{})
+}
+
+// listState reads key → resourceVersion of every pod matching opts with a
+// paginated LIST, so only one page of decoded pods is alive at a time.
+func listState(ctx context.Context, cs kubernetes.Interface, opts metav1.ListOptions) (map[string]string, error) {
+	m := map[string]string{}
+	p := pager.New(pager.SimplePageFunc(func(o metav1.ListOptions) (runtime.Object, error) {
+		return cs.CoreV1().Pods("").List(ctx, o)
+	}))
+	p.PageSize = 500
+	err := p.EachListItem(ctx, opts, func(obj runtime.Object) error {
+		pod := obj.(*corev1.Pod)
+		m[pod.Namespace+"/"+pod.Name] = pod.ResourceVersion
+		return nil
+	})
+	return m, err
+}
+
+func (t *simTarget) close(context.Context) error { return t.srv.Close() }
+
+// stamp writes the emission time (and, for updates, the generation) into p.
+func stamp(p *corev1.Pod, emitted int64, gen int) {
+	if p.Annotations == nil {
+		p.Annotations = map[string]string{}
+	}
+	p.Annotations[annEmitted] = fmt.Sprint(emitted)
+	if gen > 0 {
+		p.Annotations[annGeneration] = fmt.Sprint(gen)
+	}
+}
+
+func podSeed(seed int64, i int) int64 { return seed<<32 + int64(i) }
+
+// clusterTarget is a real API server reached through a kubeconfig. It creates
+// namespaces labelled with a unique run id and deletes them (and their pods)
+// in close.
+type clusterTarget struct {
+	cfg           *rest.Config
+	cs            kubernetes.Interface
+	runID         string
+	namespaces    int
+	seed          int64
+	managedFields bool
+	writers       int
+
+	mu      sync.Mutex
+	created []string // namespaces created, for cleanup
+}
+
+func newClusterTarget(ctx context.Context, c config, runID string) (*clusterTarget, error) {
+	rc, err := clientcmd.BuildConfigFromFlags("", c.kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("--kubeconfig %s: %w", c.kubeconfig, err)
+	}
+	rc.QPS, rc.Burst = -1, -1 // loadgen paces itself
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil, fmt.Errorf("--kubeconfig %s: %w", c.kubeconfig, err)
+	}
+	vctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	if _, err := cs.CoreV1().Namespaces().List(vctx, metav1.ListOptions{Limit: 1}); err != nil {
+		return nil, fmt.Errorf("--kubeconfig %s: API server %s unreachable or refusing: %w", c.kubeconfig, rc.Host, err)
+	}
+	return &clusterTarget{cfg: rc, cs: cs, runID: runID, namespaces: c.namespaces, seed: c.seed,
+		managedFields: c.managedFields, writers: max(c.churnWorkers, 16)}, nil
+}
+
+func (t *clusterTarget) kind() string { return "cluster" }
+func (t *clusterTarget) url() string  { return t.cfg.Host }
+func (t *clusterTarget) restConfig() *rest.Config {
+	return rest.CopyConfig(t.cfg)
+}
+func (t *clusterTarget) listOptions(o *metav1.ListOptions) {
+	o.LabelSelector = labelRun + "=" + t.runID
+}
+func (t *clusterTarget) namespace(i int) string {
+	return fmt.Sprintf("loadgen-%s-%03d", t.runID, i%t.namespaces)
+}
+
+func (t *clusterTarget) populate(ctx context.Context, n int, progress func(int)) error {
+	for i := range t.namespaces {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: t.namespace(i), Labels: map[string]string{labelRun: t.runID}}}
+		if _, err := t.cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("create namespace %s: %w", ns.Name, err)
+		}
+		t.mu.Lock()
+		t.created = append(t.created, ns.Name)
+		t.mu.Unlock()
+		// Pods need their service account; without a controller manager
+		// nobody creates "default".
+		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: ns.Name}}
+		if _, err := t.cs.CoreV1().ServiceAccounts(ns.Name).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create service account in %s: %w", ns.Name, err)
+		}
+	}
+	var next, done atomic.Int64
+	var firstErr error
+	var errOnce sync.Once
+	var wg sync.WaitGroup
+	for range t.writers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n || ctx.Err() != nil {
+					return
+				}
+				p := t.prepare(newPod(t.namespace(i), podName(i), podSeed(t.seed, i), t.managedFields))
+				if _, err := t.cs.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+					errOnce.Do(func() { firstErr = fmt.Errorf("create pod %s/%s: %w", p.Namespace, p.Name, err) })
+					return
+				}
+				progress(int(done.Add(1)))
+			}
+		})
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return firstErr
+	}
+	return ctx.Err()
+}
+
+// prepare makes a generated pod acceptable to a real API server: no owner
+// (the garbage collector would delete pods of a missing ReplicaSet), the
+// run label, the namespace's default service account.
+func (t *clusterTarget) prepare(p *corev1.Pod) *corev1.Pod {
+	p.OwnerReferences = nil
+	p.ManagedFields = nil
+	p.Status = corev1.PodStatus{}
+	p.Spec.ServiceAccountName = "default"
+	p.Spec.DeprecatedServiceAccount = ""
+	if p.Labels == nil {
+		p.Labels = map[string]string{}
+	}
+	p.Labels[labelRun] = t.runID
+	return p
+}
+
+func (t *clusterTarget) create(ctx context.Context, ns, name string, seed int64, emitted int64) error {
+	p := t.prepare(newPod(ns, name, seed, t.managedFields))
+	stamp(p, emitted, 0)
+	_, err := t.cs.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{})
+	return err
+}
+
+func (t *clusterTarget) update(ctx context.Context, ns, name string, gen int, emittedNow func() int64) error {
+	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q,%q:%q}}}`,
+		annEmitted, fmt.Sprint(emittedNow()), annGeneration, fmt.Sprint(gen))
+	_, err := t.cs.CoreV1().Pods(ns).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+	return err
+}
+
+func (t *clusterTarget) delete(ctx context.Context, ns, name string) error {
+	// Grace period 0: pods bound to a node otherwise wait for a kubelet.
+	return t.cs.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
+}
+
+func (t *clusterTarget) state(ctx context.Context) (map[string]string, error) {
+	opts := metav1.ListOptions{}
+	t.listOptions(&opts)
+	return listState(ctx, t.cs, opts)
+}
+
+// close deletes the run's pods (immediately, without grace) and namespaces.
+// It is called on every exit path, Ctrl-C included, with a fresh context.
+func (t *clusterTarget) close(ctx context.Context) error {
+	t.mu.Lock()
+	nss := append([]string(nil), t.created...)
+	t.mu.Unlock()
+	var errs []error
+	for _, ns := range nss {
+		err := t.cs.CoreV1().Pods(ns).DeleteCollection(ctx,
+			metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)},
+			metav1.ListOptions{LabelSelector: labelRun + "=" + t.runID})
+		if err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("delete pods in %s: %w", ns, err))
+		}
+		if err := t.cs.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("delete namespace %s: %w", ns, err))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("cleanup of run %s: %v", t.runID, errs)
+	}
+	return nil
+}

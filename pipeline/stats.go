@@ -1,0 +1,51 @@
+package pipeline
+
+// Stats is a snapshot of the informer's gauges. Each number is read
+// separately while the pipeline runs, so the snapshot is not atomic.
+type Stats struct {
+	Shards    []ShardStats
+	Listeners []ListenerStats
+}
+
+// ShardStats describes one shard.
+type ShardStats struct {
+	Queued  int // keys waiting in the shard's queue
+	Objects int // objects in the shard's index partition
+}
+
+// ListenerStats describes one registered handler.
+type ListenerStats struct {
+	Name       string // "<handler type>#<registration number>"
+	Workers    int
+	InRing     int // notifications waiting in its rings
+	InOverflow int // notifications (Grow) or keys (Coalesce) waiting in overflow
+}
+
+// Stats returns the current gauges. Any goroutine; it takes no lock on the
+// data path except each outlet's overflow mutex, briefly.
+func (inf *Informer) Stats() Stats {
+	inf.mu.Lock()
+	listeners := append([]*listener(nil), inf.mu.listeners...)
+	started := inf.mu.started
+	inf.mu.Unlock()
+	var st Stats
+	for _, s := range inf.shards {
+		ss := ShardStats{Objects: s.part.Len()}
+		if started {
+			ss.Queued = s.queue.Len()
+		}
+		st.Shards = append(st.Shards, ss)
+	}
+	for _, l := range listeners {
+		ls := ListenerStats{Name: l.name, Workers: len(l.workers)}
+		for _, w := range l.workers {
+			for _, o := range w.outlets {
+				r, ov := o.depth()
+				ls.InRing += r
+				ls.InOverflow += ov
+			}
+		}
+		st.Listeners = append(st.Listeners, ls)
+	}
+	return st
+}

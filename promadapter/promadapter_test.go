@@ -1,0 +1,273 @@
+package promadapter_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/shardinformer/shardinformer/internal/fakeapi"
+	"github.com/shardinformer/shardinformer/pipeline"
+	"github.com/shardinformer/shardinformer/promadapter"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/cache"
+)
+
+func TestObserverHooks(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	o, err := promadapter.NewObserver(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.BatchApplied(0, pipeline.BatchStats{Keys: 5, Adds: 3, Updates: 2, Duration: time.Millisecond})
+	o.BatchApplied(1, pipeline.BatchStats{Keys: 1, Deletes: 1, Duration: time.Microsecond})
+	o.BatchApplied(0, pipeline.BatchStats{Keys: 1, Updates: 4})
+	o.Overflowed("h#1", 7, 3)
+	o.Overflowed("h#1", 2, 0)
+	o.HandlerDone("h#1", pipeline.KindAdd, time.Microsecond)
+	o.HandlerDone("h#1", pipeline.KindUpdate, time.Millisecond)
+	o.HandlerDone("h#2", pipeline.KindDelete, time.Second)
+	o.HandlerPanicked("h#2", "ns/a", "boom")
+	o.Relisted(100)
+	o.Relisted(42)
+	o.Dropped(errors.New("no key"))
+
+	want := `
+# HELP shardinformer_events_total Notifications produced by a shard's drain goroutine, by type (add, update, delete).
+# TYPE shardinformer_events_total counter
+shardinformer_events_total{shard="0",type="add"} 3
+shardinformer_events_total{shard="0",type="delete"} 0
+shardinformer_events_total{shard="0",type="update"} 6
+shardinformer_events_total{shard="1",type="add"} 0
+shardinformer_events_total{shard="1",type="delete"} 1
+shardinformer_events_total{shard="1",type="update"} 0
+# HELP shardinformer_overflow_total Notifications that did not fit the listener's ring and went to its overflow.
+# TYPE shardinformer_overflow_total counter
+shardinformer_overflow_total{listener="h#1"} 9
+shardinformer_overflow_total{listener="h#2"} 0
+# HELP shardinformer_coalesced_total Overflowing notifications merged into one already waiting for the same key (Coalesce policy).
+# TYPE shardinformer_coalesced_total counter
+shardinformer_coalesced_total{listener="h#1"} 3
+shardinformer_coalesced_total{listener="h#2"} 0
+# HELP shardinformer_handler_panics_total Handler panics recovered by the listener workers.
+# TYPE shardinformer_handler_panics_total counter
+shardinformer_handler_panics_total{listener="h#1"} 0
+shardinformer_handler_panics_total{listener="h#2"} 1
+# HELP shardinformer_relists_total Full lists applied by the reflector, the first one included.
+# TYPE shardinformer_relists_total counter
+shardinformer_relists_total 2
+# HELP shardinformer_relist_objects Objects in the most recent full list.
+# TYPE shardinformer_relist_objects gauge
+shardinformer_relist_objects 42
+# HELP shardinformer_dropped_total Input rejected: objects without a key, failing transforms or index functions.
+# TYPE shardinformer_dropped_total counter
+shardinformer_dropped_total 1
+`
+	names := []string{"shardinformer_events_total", "shardinformer_overflow_total", "shardinformer_coalesced_total",
+		"shardinformer_handler_panics_total", "shardinformer_relists_total", "shardinformer_relist_objects", "shardinformer_dropped_total"}
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), names...); err != nil {
+		t.Error(err)
+	}
+	if n := testutil.CollectAndCount(reg, "shardinformer_handler_duration_seconds"); n != 2 {
+		t.Errorf("handler duration series = %d, want 2 (one per listener)", n)
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		switch mf.GetName() {
+		case "shardinformer_handler_duration_seconds":
+			for _, m := range mf.GetMetric() {
+				if l := m.GetLabel()[0].GetValue(); l == "h#1" && m.GetHistogram().GetSampleCount() != 2 {
+					t.Errorf("h#1 handler calls = %d, want 2", m.GetHistogram().GetSampleCount())
+				}
+			}
+		case "shardinformer_batch_keys":
+			if h := mf.GetMetric()[0].GetHistogram(); h.GetSampleCount() != 3 || h.GetSampleSum() != 7 {
+				t.Errorf("batch keys count=%d sum=%v, want 3 and 7", h.GetSampleCount(), h.GetSampleSum())
+			}
+		}
+	}
+}
+
+func TestNewObserverRejectsDoubleRegistration(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	if _, err := promadapter.NewObserver(reg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := promadapter.NewObserver(reg); err == nil {
+		t.Error("second NewObserver on one registry succeeded, want a duplicate-registration error")
+	}
+	// Two informers on one registry, told apart by a constant label.
+	shared := prometheus.NewRegistry()
+	for _, name := range []string{"a", "b"} {
+		wrapped := prometheus.WrapRegistererWith(prometheus.Labels{"informer": name}, shared)
+		if _, err := promadapter.NewObserver(wrapped); err != nil {
+			t.Errorf("NewObserver for informer %q: %v", name, err)
+		}
+	}
+	if _, err := promadapter.NewObserver(nil); err == nil {
+		t.Error("NewObserver(nil) succeeded")
+	}
+}
+
+type fakeStats pipeline.Stats
+
+func (f fakeStats) Stats() pipeline.Stats { return pipeline.Stats(f) }
+
+func TestCollectorGauges(t *testing.T) {
+	src := fakeStats{
+		Shards: []pipeline.ShardStats{{Queued: 3, Objects: 10}, {Queued: 0, Objects: 12}},
+		Listeners: []pipeline.ListenerStats{
+			{Name: "h#1", Workers: 4, InRing: 17, InOverflow: 2},
+		},
+	}
+	c := promadapter.NewCollector(src)
+	want := `
+# HELP shardinformer_shard_queue_depth Keys waiting in the shard's queue.
+# TYPE shardinformer_shard_queue_depth gauge
+shardinformer_shard_queue_depth{shard="0"} 3
+shardinformer_shard_queue_depth{shard="1"} 0
+# HELP shardinformer_shard_objects Objects in the shard's index partition.
+# TYPE shardinformer_shard_objects gauge
+shardinformer_shard_objects{shard="0"} 10
+shardinformer_shard_objects{shard="1"} 12
+# HELP shardinformer_listener_ring_depth Notifications waiting in the listener's rings, over all shards and workers.
+# TYPE shardinformer_listener_ring_depth gauge
+shardinformer_listener_ring_depth{listener="h#1"} 17
+# HELP shardinformer_listener_overflow_depth Notifications (Grow) or keys (Coalesce) waiting in the listener's overflow.
+# TYPE shardinformer_listener_overflow_depth gauge
+shardinformer_listener_overflow_depth{listener="h#1"} 2
+# HELP shardinformer_listener_workers Worker goroutines calling the listener's handler.
+# TYPE shardinformer_listener_workers gauge
+shardinformer_listener_workers{listener="h#1"} 4
+`
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want)); err != nil {
+		t.Error(err)
+	}
+	if problems, err := testutil.CollectAndLint(c); err != nil || len(problems) > 0 {
+		t.Errorf("lint: %v %v", problems, err)
+	}
+}
+
+// TestWithInformer wires both halves to a running informer and checks that
+// the numbers agree with what the handler saw.
+func TestWithInformer(t *testing.T) {
+	api := fakeapi.New(fakeapi.Config{NewList: func() runtime.Object { return &corev1.PodList{} }})
+	for i := range 20 {
+		api.Create(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p" + string(rune('a'+i))}})
+	}
+	reg := prometheus.NewPedanticRegistry()
+	obs, err := promadapter.NewObserver(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inf, err := pipeline.New(api.ListerWatcher(), &corev1.Pod{}, 0, nil, pipeline.WithShards(3), pipeline.WithObserver(obs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.Register(promadapter.NewCollector(inf)); err != nil {
+		t.Fatal(err)
+	}
+	handled := make(chan struct{}, 100)
+	reg1, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { handled <- struct{}{} },
+		DeleteFunc: func(any) { handled <- struct{}{} },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { inf.RunWithContext(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	if !cache.WaitForCacheSync(ctx.Done(), reg1.HasSynced) {
+		t.Fatal("no sync")
+	}
+	if _, err := api.Delete("ns/pa"); err != nil {
+		t.Fatal(err)
+	}
+	for range 21 {
+		select {
+		case <-handled:
+		case <-time.After(30 * time.Second):
+			t.Fatal("handler not called 21 times")
+		}
+	}
+	// The handler call has returned, but HandlerDone runs just after it:
+	// wait for the histogram to catch up.
+	deadline := time.Now().Add(30 * time.Second)
+	for deliveries(t, reg) != 21 {
+		if time.Now().After(deadline) {
+			t.Fatalf("handler_duration_seconds count = %v, want 21", deliveries(t, reg))
+		}
+		time.Sleep(time.Millisecond)
+	}
+	var adds, deletes, objects float64
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			switch mf.GetName() {
+			case "shardinformer_events_total":
+				for _, l := range m.GetLabel() {
+					if l.GetName() == "type" && l.GetValue() == "add" {
+						adds += m.GetCounter().GetValue()
+					}
+					if l.GetName() == "type" && l.GetValue() == "delete" {
+						deletes += m.GetCounter().GetValue()
+					}
+				}
+			case "shardinformer_shard_objects":
+				objects += m.GetGauge().GetValue()
+			}
+		}
+	}
+	if adds != 20 || deletes != 1 || objects != 19 {
+		t.Errorf("events add=%v delete=%v, objects=%v; want 20, 1, 19", adds, deletes, objects)
+	}
+	if got := gatherValue(t, reg, "shardinformer_relists_total"); got < 1 {
+		t.Errorf("relists = %v, want at least 1", got)
+	}
+}
+
+func deliveries(t *testing.T, reg *prometheus.Registry) uint64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n uint64
+	for _, mf := range mfs {
+		if mf.GetName() == "shardinformer_handler_duration_seconds" {
+			for _, m := range mf.GetMetric() {
+				n += m.GetHistogram().GetSampleCount()
+			}
+		}
+	}
+	return n
+}
+
+// gatherValue returns the value of an unlabelled counter.
+func gatherValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			return mf.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	t.Fatalf("%s not gathered", name)
+	return 0
+}
