@@ -48,14 +48,27 @@ type Config struct {
 	// tombstones and Sync deltas. It must be idempotent (see
 	// cache.SharedInformer.SetTransform).
 	Transform cache.TransformFunc
+	// MaxQueued, if positive, bounds the deltas waiting in the queue: Add,
+	// Update and Delete wait for the consumer while MaxQueued are queued, so a
+	// stalled consumer stops the producer instead of growing the queue.
+	// Replace and Resync never wait (they bring at most one delta per key).
+	MaxQueued int
 }
 
 func (c Config) validate() error {
 	if c.Known == nil {
 		return errors.New("fifo: Config.Known is required")
 	}
+	if c.MaxQueued < 0 {
+		return fmt.Errorf("fifo: Config.MaxQueued must not be negative, got %d", c.MaxQueued)
+	}
 	return nil
 }
+
+// shrinkAbove is the key count above which a queue that drains empty
+// reallocates its map and slice: Go maps keep their buckets, and a relist of
+// 100k objects would otherwise pin them for the queue's life.
+const shrinkAbove = 4096
 
 type pendingMark struct {
 	at uint64 // the mark completes when this many keys have been Done
@@ -66,8 +79,10 @@ type pendingMark struct {
 type Queue struct {
 	known     Known
 	transform cache.TransformFunc
+	maxQueued int
 	ready     chan struct{} // doorbell for the consumer, capacity 1
 	synced    chan struct{} // closed once HasSynced is true
+	space     sync.Cond     // producers waiting for MaxQueued; L is &mu
 
 	mu struct {
 		sync.Mutex
@@ -83,6 +98,8 @@ type Queue struct {
 		populated bool
 		initial   int
 		closed    bool
+		deltas    int // deltas queued (not in flight)
+		peak      int // most keys queued since the last shrink
 	}
 }
 
@@ -94,9 +111,11 @@ func New(cfg Config) (*Queue, error) {
 	q := &Queue{
 		known:     cfg.Known,
 		transform: cfg.Transform,
+		maxQueued: cfg.MaxQueued,
 		ready:     make(chan struct{}, 1),
 		synced:    make(chan struct{}),
 	}
+	q.space.L = &q.mu
 	q.mu.items = make(map[string]cache.Deltas)
 	q.mu.inflight = make(map[string]cache.Deltas)
 	return q, nil
@@ -118,6 +137,9 @@ func (q *Queue) write(t cache.DeltaType, key string, obj any) error {
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	for q.maxQueued > 0 && q.mu.deltas >= q.maxQueued && !q.mu.closed {
+		q.space.Wait()
+	}
 	if q.mu.closed {
 		return ErrClosed
 	}
@@ -270,9 +292,11 @@ func (q *Queue) appendLocked(key string, d cache.Delta) {
 		return
 	}
 	q.mu.items[key] = append(old, d)
+	q.mu.deltas++
 	if !queued {
 		q.mu.order = append(q.mu.order, key)
 		q.mu.pushed++
+		q.mu.peak = max(q.mu.peak, len(q.mu.order)-q.mu.head)
 	}
 	q.ringLocked()
 }
@@ -294,11 +318,18 @@ func (q *Queue) Pop(dst []Item, limit int) []Item {
 		d := q.mu.items[key]
 		delete(q.mu.items, key)
 		q.mu.inflight[key] = d
+		q.mu.deltas -= len(d)
 		dst = append(dst, Item{Key: key, Deltas: d, Initial: i < q.mu.initial})
 	}
 	clear(live[:n])
 	q.mu.head += n
+	if n > 0 && q.maxQueued > 0 {
+		q.space.Broadcast()
+	}
 	if q.mu.head == len(q.mu.order) {
+		if q.mu.peak > shrinkAbove {
+			q.mu.items, q.mu.order, q.mu.peak = make(map[string]cache.Deltas), nil, 0
+		}
 		q.mu.order, q.mu.head = q.mu.order[:0], 0
 	} else if q.mu.head > 1024 && q.mu.head > len(q.mu.order)/2 {
 		q.mu.order = append(q.mu.order[:0], q.mu.order[q.mu.head:]...)
@@ -381,6 +412,7 @@ func (q *Queue) Close() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.mu.closed = true
+	q.space.Broadcast()
 	q.ringLocked()
 }
 

@@ -49,8 +49,10 @@
 //     delete+add → one update from the deleted object to the new one (client-go
 //     documents the same for a missed delete). Memory is bounded by the number
 //     of keys; the shard and every other handler go on at full speed.
-//   - Block: the drain goroutine waits for space; every notification is
-//     delivered; the shard's other handlers wait too.
+//   - Block: the drain goroutine waits for space, and once its queue holds
+//     4×batch-size deltas the reflector waits as well, so memory stays
+//     bounded and the pressure reaches the watch stream; every notification
+//     is delivered; the shard's other handlers wait too.
 //   - Grow: unbounded overflow list, like client-go's listeners.
 //
 // A handler panic is recovered, logged with the key and counted

@@ -316,7 +316,7 @@ func (inf *Informer) start(logger klog.Logger) (*cache.Reflector, []*listener, e
 		return nil, nil, fmt.Errorf("%w: %s, Run more than once is not allowed", ErrStarted, inf.name)
 	}
 	for _, s := range inf.shards {
-		q, err := fifo.New(fifo.Config{Known: s.part, Transform: inf.mu.transform})
+		q, err := fifo.New(fifo.Config{Known: s.part, Transform: inf.mu.transform, MaxQueued: inf.cfg.maxQueued()})
 		if err != nil {
 			return nil, nil, err
 		}

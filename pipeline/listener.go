@@ -145,6 +145,10 @@ func (l *listener) workerFor(key string) int {
 	return int(shards.Hash(key) % uint64(len(l.workers)))
 }
 
+// maxKeptBuffer bounds the batch buffer a worker keeps between drains, so one
+// large overflow drain does not pin its memory.
+const maxKeptBuffer = 8192
+
 // run is a listener worker goroutine: it drains its outlets, calls the
 // handler, and parks on its bell when every outlet is empty.
 func (w *worker) run() {
@@ -158,6 +162,9 @@ func (w *worker) run() {
 				continue
 			}
 			progress = true
+			if cap(batch) <= maxKeptBuffer {
+				buf = batch[:0] // keep a buffer grown by an overflow drain
+			}
 			for i := range batch {
 				n := &batch[i]
 				var start time.Time

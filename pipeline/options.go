@@ -19,8 +19,10 @@ const (
 	// keys, and a slow handler never holds up the shard or other handlers.
 	Coalesce FullRingPolicy = iota
 	// Block applies backpressure: the shard waits until the handler frees a
-	// slot. Every notification is delivered, memory stays bounded, and a slow
-	// handler slows every handler fed by the same shard.
+	// slot, and once the shard's queue holds 4×batch-size deltas the
+	// reflector waits too, so the pressure reaches the watch stream. Every
+	// notification is delivered, memory stays bounded, and a slow handler
+	// slows every handler fed by the same shard.
 	Block
 	// Grow keeps every notification in an unbounded overflow list, like
 	// client-go. Nothing is merged or delayed; memory grows with the backlog.
@@ -65,7 +67,7 @@ type config struct {
 func defaultConfig() config {
 	return config{
 		shards:       shards.DefaultCount(),
-		ringCapacity: 1024,
+		ringCapacity: 4096,
 		policy:       Coalesce,
 		batchSize:    256,
 		observer:     NopObserver{},
@@ -73,6 +75,14 @@ func defaultConfig() config {
 }
 
 var errConfig = errors.New("pipeline: invalid option")
+
+// maxQueued is the bound on each shard's queue: none, except under Block.
+func (c config) maxQueued() int {
+	if c.policy == Block {
+		return 4 * c.batchSize
+	}
+	return 0
+}
 
 func (c config) validate() error {
 	var errs []error
@@ -99,7 +109,7 @@ func (c config) validate() error {
 func WithShards(n int) Option { return func(c *config) { c.shards = n } }
 
 // WithRingCapacity sets the capacity of each (shard, listener worker) ring,
-// rounded up to a power of two. Default 1024.
+// rounded up to a power of two. Default 4096.
 func WithRingCapacity(n int) Option { return func(c *config) { c.ringCapacity = n } }
 
 // WithFullRingPolicy sets what listeners do when a ring is full. Default Coalesce.

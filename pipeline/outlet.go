@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -32,9 +33,9 @@ type outlet struct {
 	mu struct {
 		sync.Mutex
 		active  bool
-		fifo    []notification      // Grow
-		pending map[string]*pending // Coalesce: per key, merged
-		order   []string            // Coalesce: keys in first-overflow order
+		fifo    []notification // Grow
+		entries []pending      // Coalesce: one per key, in first-overflow order
+		index   map[string]int // Coalesce: key -> position in entries
 	}
 }
 
@@ -66,9 +67,17 @@ func (o *outlet) push(ctx context.Context, n notification) (spilled, merged, ini
 		o.touched = true
 		return 0, 0, 0
 	}
+	// Full. Publish, wake the consumer and give it one chance to run before
+	// falling back to the policy: on a busy machine a worker that was merely
+	// descheduled usually catches up in one time slice.
+	o.ring.Flush()
+	o.worker.wake()
+	runtime.Gosched()
+	if o.ring.Push(n) {
+		o.touched = true
+		return 0, 0, 0
+	}
 	if o.policy == Block {
-		o.ring.Flush()
-		o.worker.wake()
 		for !o.ring.Push(n) {
 			if !o.ring.WaitSpace(ctx) {
 				return 0, 0, initialDelta - initialOf(n)
@@ -77,10 +86,9 @@ func (o *outlet) push(ctx context.Context, n notification) (spilled, merged, ini
 		o.touched = true
 		return 0, 0, 0
 	}
-	// Publish what the ring holds before the consumer can see the overflow:
+	// The ring was flushed above, before the consumer can see the overflow:
 	// take returns overflow only after the ring is empty, so ring items (older)
 	// are always handled first.
-	o.ring.Flush()
 	o.mu.Lock()
 	o.mu.active = true
 	merged, initialDelta = o.spillLocked(n)
@@ -104,15 +112,16 @@ func (o *outlet) spillLocked(n notification) (merged, initialDelta int) {
 		o.mu.fifo = append(o.mu.fifo, n)
 		return 0, 0
 	}
-	if o.mu.pending == nil {
-		o.mu.pending = make(map[string]*pending)
+	if o.mu.index == nil {
+		o.mu.index = make(map[string]int)
 	}
-	p, ok := o.mu.pending[n.key]
+	i, ok := o.mu.index[n.key]
 	if !ok {
-		o.mu.pending[n.key] = &pending{n: [2]notification{n}, size: 1}
-		o.mu.order = append(o.mu.order, n.key)
+		o.mu.index[n.key] = len(o.mu.entries)
+		o.mu.entries = append(o.mu.entries, pending{n: [2]notification{n}, size: 1})
 		return 0, 0
 	}
+	p := &o.mu.entries[i]
 	before := p.initialAdds()
 	p.merge(n)
 	return 1, p.initialAdds() - before - initialOf(n)
@@ -131,31 +140,31 @@ func (o *outlet) flush() bool {
 
 // take returns what the consumer should handle next, reusing buf's storage
 // (buf must have a non-zero capacity): ring items first, and the whole
-// overflow only once the ring is empty. Consumer only.
+// overflow only once the ring is empty. The overflow containers are swapped
+// out under the lock and copied outside it, so the producer waits for a few
+// pointer moves at most. Consumer only.
 func (o *outlet) take(buf []notification) []notification {
-	dst := buf[:0]
 	if n := o.ring.Pop(buf[:cap(buf)]); n > 0 {
 		return buf[:n]
 	}
 	if !o.hasOverflow.Load() {
-		return dst
+		return buf[:0]
 	}
 	o.mu.Lock()
-	defer o.mu.Unlock()
 	if o.ring.Len() > 0 { // the producer pushed again before overflowing; keep order
-		return dst
+		o.mu.Unlock()
+		return buf[:0]
 	}
-	dst = append(dst, o.mu.fifo...)
-	clear(o.mu.fifo)
-	o.mu.fifo = o.mu.fifo[:0]
-	for _, key := range o.mu.order {
-		p := o.mu.pending[key]
-		dst = append(dst, p.n[:p.size]...)
-	}
-	clear(o.mu.pending)
-	o.mu.order = o.mu.order[:0]
+	fifo, entries := o.mu.fifo, o.mu.entries
+	o.mu.fifo, o.mu.entries, o.mu.index = nil, nil, nil
 	o.mu.active = false
 	o.hasOverflow.Store(false)
+	o.mu.Unlock()
+
+	dst := append(buf[:0], fifo...)
+	for i := range entries {
+		dst = append(dst, entries[i].n[:entries[i].size]...)
+	}
 	return dst
 }
 
@@ -168,5 +177,5 @@ func (o *outlet) ready() bool {
 func (o *outlet) depth() (inRing, inOverflow int) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return o.ring.Len(), len(o.mu.fifo) + len(o.mu.order)
+	return o.ring.Len(), len(o.mu.fifo) + len(o.mu.entries)
 }

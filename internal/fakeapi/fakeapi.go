@@ -159,7 +159,9 @@ func setRV(obj runtime.Object, rv uint64) {
 // REQUIRES: c.mu held.
 func (c *Cluster) emitLocked(e event) {
 	c.mu.history = append(c.mu.history, e)
-	if over := len(c.mu.history) - c.cfg.History; over > 0 {
+	// Trim in chunks: at most History events are served, and the copy happens
+	// once per History events rather than on every write.
+	if over := len(c.mu.history) - c.cfg.History; over > 0 && (over >= c.cfg.History || c.cfg.History < 64) {
 		c.mu.compacted = c.mu.history[over-1].rv
 		c.mu.history = append(c.mu.history[:0], c.mu.history[over:]...)
 	}
