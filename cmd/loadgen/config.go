@@ -102,7 +102,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.readers, "readers", 0, "goroutines per implementation reading the cache during churn (ByIndex(namespace) then GetByKey)")
 	fs.IntVar(&c.workers, "workers", 1, "shardinformer only: handlers are registered with AddParallelEventHandler(h, workers) when > 1")
 	fs.IntVar(&c.shards, "shards", 0, "shardinformer only: shard count; 0 = GOMAXPROCS")
-	fs.IntVar(&c.ringSize, "ring-size", 1024, "shardinformer only: ring capacity per (shard, listener worker)")
+	fs.IntVar(&c.ringSize, "ring-size", 4096, "shardinformer only: ring capacity per (shard, listener worker)")
 	fs.StringVar(&policy, "policy", "coalesce", "shardinformer only: full-ring policy: coalesce, block or grow")
 	fs.StringVar(&c.contentType, "content-type", "protobuf", "wire format of the informers' clients: json or protobuf")
 	fs.StringVar(&c.watchList, "watchlist", "default", "client-go WatchListClient feature gate: on, off or default (client-go's default, on in v0.37)")
