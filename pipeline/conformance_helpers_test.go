@@ -47,7 +47,7 @@ func newFake(watchList bool) *fakeapi.Cluster {
 	})
 }
 
-// cm builds a ConfigMap whose data "v" is the value the recorders report.
+// cm builds a ConfigMap whose data "v" is the value the event logs report.
 func cm(ns, name, v string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
@@ -158,9 +158,9 @@ func objKey(obj any) string {
 
 // --- running an informer ---
 
-// start runs inf until the test ends (or stop is called) and returns stop,
+// runInformer runs inf until the test ends (or stop is called) and returns stop,
 // which cancels and waits for RunWithContext to return.
-func start(t *testing.T, inf cache.SharedIndexInformer) (stop func()) {
+func runInformer(t *testing.T, inf cache.SharedIndexInformer) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -180,10 +180,10 @@ func start(t *testing.T, inf cache.SharedIndexInformer) (stop func()) {
 	return stop
 }
 
-// startSynced is start plus waiting for the informer to sync.
-func startSynced(t *testing.T, inf cache.SharedIndexInformer) (stop func()) {
+// runSynced is runInformer plus waiting for the informer to sync.
+func runSynced(t *testing.T, inf cache.SharedIndexInformer) (stop func()) {
 	t.Helper()
-	stop = start(t, inf)
+	stop = runInformer(t, inf)
 	waitDone(t, "informer sync", inf.HasSyncedChecker())
 	return stop
 }
@@ -241,9 +241,21 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// mustRegister adapts a (registration, error) pair for one-line use:
+// mustRegister(t)(inf.AddEventHandler(h)).
+func mustRegister(t *testing.T) func(cache.ResourceEventHandlerRegistration, error) cache.ResourceEventHandlerRegistration {
+	return func(reg cache.ResourceEventHandlerRegistration, err error) cache.ResourceEventHandlerRegistration {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("adding an event handler: %v", err)
+		}
+		return reg
+	}
+}
+
 // --- recording handler ---
 
-// event is one handler call as a recorder saw it.
+// event is one handler call as an eventLog saw it.
 type event struct {
 	Kind    string // add, update, sync, replay, delete, tombstone (see String)
 	Key     string
@@ -276,10 +288,10 @@ func (e event) String() string {
 	return e.Kind + ":" + e.value()
 }
 
-// recorder is a cache.ResourceEventHandler that records every call, checks
+// eventLog is a cache.ResourceEventHandler that records every call, checks
 // that calls are consistent with what it was told before, and lets a test
 // wait for a condition on what it saw.
-type recorder struct {
+type eventLog struct {
 	// exact: every notification arrives (no coalescing), so an update's old
 	// object and a delete's object must match the last state delivered.
 	exact bool
@@ -298,8 +310,8 @@ type recorder struct {
 	changed    chan struct{} // closed and replaced on every call
 }
 
-func newRecorder(exact bool) *recorder {
-	return &recorder{
+func newEventLog(exact bool) *eventLog {
+	return &eventLog{
 		exact:    exact,
 		byKey:    map[string][]event{},
 		known:    map[string]string{},
@@ -308,11 +320,11 @@ func newRecorder(exact bool) *recorder {
 	}
 }
 
-func (r *recorder) OnAdd(obj any, isInInitialList bool) {
+func (r *eventLog) OnAdd(obj any, isInInitialList bool) {
 	r.handle(event{Kind: "add", Key: objKey(obj), Initial: isInInitialList, Obj: obj})
 }
 
-func (r *recorder) OnUpdate(old, obj any) {
+func (r *eventLog) OnUpdate(old, obj any) {
 	kind := "update"
 	if rvOf(old) == rvOf(obj) {
 		kind = "replay"
@@ -323,7 +335,7 @@ func (r *recorder) OnUpdate(old, obj any) {
 	r.handle(event{Kind: kind, Key: objKey(obj), Old: old, Obj: obj})
 }
 
-func (r *recorder) OnDelete(obj any) {
+func (r *eventLog) OnDelete(obj any) {
 	kind := "delete"
 	if _, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		kind = "tombstone"
@@ -331,7 +343,7 @@ func (r *recorder) OnDelete(obj any) {
 	r.handle(event{Kind: kind, Key: objKey(obj), Obj: obj})
 }
 
-func (r *recorder) handle(e event) {
+func (r *eventLog) handle(e event) {
 	r.mu.Lock()
 	r.inflight[e.Key]++
 	if r.inflight[e.Key] > 1 {
@@ -360,7 +372,7 @@ func (r *recorder) handle(e event) {
 
 // checkLocked compares e with what the handler was told before.
 // REQUIRES: r.mu held.
-func (r *recorder) checkLocked(e event) {
+func (r *eventLog) checkLocked(e event) {
 	bad := func(format string, args ...any) {
 		r.violations = append(r.violations, fmt.Sprintf("%s: %s: ", e.Key, e)+fmt.Sprintf(format, args...))
 	}
@@ -389,7 +401,7 @@ func (r *recorder) checkLocked(e event) {
 }
 
 // wait waits until cond, called with r.mu held, is true.
-func (r *recorder) wait(t *testing.T, what string, cond func() bool) {
+func (r *eventLog) wait(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	timeout := time.NewTimer(guard)
 	defer timeout.Stop()
@@ -404,19 +416,20 @@ func (r *recorder) wait(t *testing.T, what string, cond func() bool) {
 		select {
 		case <-ch:
 		case <-timeout.C:
+			r.checkConsistent(t)
 			t.Fatalf("timed out (guard %v) waiting for %s; the handler saw:\n%s", guard, what, r.dump())
 		}
 	}
 }
 
 // waitEvent waits until the handler has seen the event rendered as s for key.
-func (r *recorder) waitEvent(t *testing.T, key, s string) {
+func (r *eventLog) waitEvent(t *testing.T, key, s string) {
 	t.Helper()
 	r.wait(t, key+" "+s, func() bool { return r.hasLocked(key, s) })
 }
 
 // waitKnown waits until the handler's view of key is value ("" = absent).
-func (r *recorder) waitKnown(t *testing.T, key, value string) {
+func (r *eventLog) waitKnown(t *testing.T, key, value string) {
 	t.Helper()
 	r.wait(t, fmt.Sprintf("%s to be %q", key, value), func() bool {
 		v, ok := r.known[key]
@@ -428,7 +441,7 @@ func (r *recorder) waitKnown(t *testing.T, key, value string) {
 }
 
 // REQUIRES: r.mu held.
-func (r *recorder) hasLocked(key, s string) bool {
+func (r *eventLog) hasLocked(key, s string) bool {
 	for _, e := range r.byKey[key] {
 		if e.String() == s {
 			return true
@@ -438,7 +451,7 @@ func (r *recorder) hasLocked(key, s string) bool {
 }
 
 // seq returns key's events as strings, leaving out the kinds in skip.
-func (r *recorder) seq(key string, skip ...string) []string {
+func (r *eventLog) seq(key string, skip ...string) []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []string
@@ -450,26 +463,26 @@ func (r *recorder) seq(key string, skip ...string) []string {
 	return out
 }
 
-func (r *recorder) events(key string) []event {
+func (r *eventLog) events(key string) []event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Clone(r.byKey[key])
 }
 
-func (r *recorder) allEvents() []event {
+func (r *eventLog) allEvents() []event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Clone(r.all)
 }
 
-func (r *recorder) count() int {
+func (r *eventLog) count() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.all)
 }
 
 // countKind counts the events of one kind.
-func (r *recorder) countKind(kind string) int {
+func (r *eventLog) countKind(kind string) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	n := 0
@@ -481,7 +494,7 @@ func (r *recorder) countKind(kind string) int {
 	return n
 }
 
-func (r *recorder) knownCopy() map[string]string {
+func (r *eventLog) knownCopy() map[string]string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := make(map[string]string, len(r.known))
@@ -491,8 +504,8 @@ func (r *recorder) knownCopy() map[string]string {
 	return out
 }
 
-// checkConsistent fails the test for every inconsistency the recorder saw.
-func (r *recorder) checkConsistent(t *testing.T) {
+// checkConsistent fails the test for every inconsistency the log saw.
+func (r *eventLog) checkConsistent(t *testing.T) {
 	t.Helper()
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -501,7 +514,7 @@ func (r *recorder) checkConsistent(t *testing.T) {
 	}
 }
 
-func (r *recorder) dump() string {
+func (r *eventLog) dump() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	keys := make([]string, 0, len(r.byKey))
@@ -517,7 +530,7 @@ func (r *recorder) dump() string {
 }
 
 // REQUIRES: r.mu held.
-func (r *recorder) seqLocked(key string) []string {
+func (r *eventLog) seqLocked(key string) []string {
 	var out []string
 	for _, e := range r.byKey[key] {
 		out = append(out, e.String())

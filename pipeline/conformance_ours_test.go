@@ -24,8 +24,8 @@ import (
 // shardinformer-only behaviour: parallel handlers, panics, bad input, the
 // Block policy, and listener changes racing with the drain goroutines.
 
-// observer records the pipeline hooks the tests look at.
-type observer struct {
+// hookLog records the pipeline hooks the tests look at.
+type hookLog struct {
 	pipeline.NopObserver
 	mu         sync.Mutex
 	panicked   []string // keys
@@ -33,25 +33,25 @@ type observer struct {
 	overflowed []string // listener names
 }
 
-func (o *observer) HandlerPanicked(_, key string, _ any) {
+func (o *hookLog) HandlerPanicked(_, key string, _ any) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.panicked = append(o.panicked, key)
 }
 
-func (o *observer) Dropped(err error) {
+func (o *hookLog) Dropped(err error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.dropped = append(o.dropped, err)
 }
 
-func (o *observer) Overflowed(listener string, _, _ int) {
+func (o *hookLog) Overflowed(listener string, _, _ int) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.overflowed = append(o.overflowed, listener)
 }
 
-func (o *observer) snapshot() (panicked []string, dropped []error, overflowed []string) {
+func (o *hookLog) snapshot() (panicked []string, dropped []error, overflowed []string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return slices.Clone(o.panicked), slices.Clone(o.dropped), slices.Clone(o.overflowed)
@@ -68,14 +68,14 @@ func testParallelPerKeyOrder(t *testing.T, im impl, _ bool) {
 	for i := range keys {
 		mustCreate(t, c, cm("ns", fmt.Sprintf("k%d", i), "0"))
 	}
-	inf := im.newOurs(c.ListerWatcher(), configMap, 0, nsIndexers)
-	par, ser := newRecorder(im.exact), newRecorder(im.exact)
+	inf := im.newOurs(c.ListerWatcher(), cmExample, 0, nsIndexers)
+	par, ser := newEventLog(im.exact), newEventLog(im.exact)
 	regP, err := inf.AddParallelEventHandler(par, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
 	regS := mustRegister(t)(inf.AddEventHandler(ser))
-	startSynced(t, inf)
+	runSynced(t, inf)
 	waitDone(t, "handler sync", regP.HasSyncedChecker(), regS.HasSyncedChecker())
 
 	for round := 1; round <= rounds; round++ {
@@ -90,7 +90,7 @@ func testParallelPerKeyOrder(t *testing.T, im impl, _ bool) {
 	for i := 2; i < keys; i++ {
 		final[fmt.Sprintf("ns/k%d", i)] = fmt.Sprint(rounds)
 	}
-	for _, r := range []*recorder{par, ser} {
+	for _, r := range []*eventLog{par, ser} {
 		r.wait(t, "the final state", func() bool { return maps.Equal(r.known, final) })
 		r.checkConsistent(t) // includes: no concurrent calls for one key
 	}
@@ -113,7 +113,7 @@ func testParallelConcurrency(t *testing.T, im impl, _ bool) {
 	for i := range 16 {
 		mustCreate(t, c, cm("ns", fmt.Sprintf("k%02d", i), "1"))
 	}
-	inf := im.newOurs(c.ListerWatcher(), configMap, 0, nsIndexers)
+	inf := im.newOurs(c.ListerWatcher(), cmExample, 0, nsIndexers)
 	var (
 		mu       sync.Mutex
 		inflight = map[string]bool{}
@@ -121,7 +121,8 @@ func testParallelConcurrency(t *testing.T, im impl, _ bool) {
 		once     sync.Once
 		timedOut atomic.Bool
 	)
-	par := newRecorder(im.exact)
+	deadline := time.Now().Add(guard)
+	par := newEventLog(im.exact)
 	par.before = func(e event) {
 		mu.Lock()
 		inflight[e.Key] = true
@@ -131,7 +132,7 @@ func testParallelConcurrency(t *testing.T, im impl, _ bool) {
 		mu.Unlock()
 		select {
 		case <-barrier:
-		case <-time.After(guard):
+		case <-time.After(time.Until(deadline)):
 			timedOut.Store(true)
 		}
 		mu.Lock()
@@ -142,7 +143,7 @@ func testParallelConcurrency(t *testing.T, im impl, _ bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	startSynced(t, inf)
+	runSynced(t, inf)
 	waitDone(t, "parallel handler sync", reg.HasSyncedChecker())
 	if timedOut.Load() {
 		t.Fatal("no two calls of the parallel handler overlapped")
@@ -157,16 +158,16 @@ func testParallelConcurrency(t *testing.T, im impl, _ bool) {
 }
 
 func testParallelWorkersInvalid(t *testing.T, im impl, _ bool) {
-	inf := im.newOurs(newFake(false).ListerWatcher(), configMap, 0, nsIndexers)
+	inf := im.newOurs(newFake(false).ListerWatcher(), cmExample, 0, nsIndexers)
 	for _, w := range []int{0, -1} {
-		if _, err := inf.AddParallelEventHandler(newRecorder(true), w); err == nil {
+		if _, err := inf.AddParallelEventHandler(newEventLog(true), w); err == nil {
 			t.Errorf("AddParallelEventHandler with %d workers succeeded", w)
 		}
-		if _, err := inf.AddParallelEventHandlerWithOptions(newRecorder(true), w, cache.HandlerOptions{}); err == nil {
+		if _, err := inf.AddParallelEventHandlerWithOptions(newEventLog(true), w, cache.HandlerOptions{}); err == nil {
 			t.Errorf("AddParallelEventHandlerWithOptions with %d workers succeeded", w)
 		}
 	}
-	if _, err := inf.AddParallelEventHandler(newRecorder(true), 1); err != nil {
+	if _, err := inf.AddParallelEventHandler(newEventLog(true), 1); err != nil {
 		t.Errorf("AddParallelEventHandler with 1 worker: %v", err)
 	}
 }
@@ -175,7 +176,7 @@ func testParallelWorkersInvalid(t *testing.T, im impl, _ bool) {
 
 // panicky panics on every call for one key and records the others.
 type panicky struct {
-	*recorder
+	*eventLog
 	key    string
 	panics atomic.Int32
 }
@@ -187,9 +188,9 @@ func (p *panicky) check(obj any) {
 	}
 }
 
-func (p *panicky) OnAdd(obj any, initial bool) { p.check(obj); p.recorder.OnAdd(obj, initial) }
-func (p *panicky) OnUpdate(old, obj any)       { p.check(obj); p.recorder.OnUpdate(old, obj) }
-func (p *panicky) OnDelete(obj any)            { p.check(obj); p.recorder.OnDelete(obj) }
+func (p *panicky) OnAdd(obj any, initial bool) { p.check(obj); p.eventLog.OnAdd(obj, initial) }
+func (p *panicky) OnUpdate(old, obj any)       { p.check(obj); p.eventLog.OnUpdate(old, obj) }
+func (p *panicky) OnDelete(obj any)            { p.check(obj); p.eventLog.OnDelete(obj) }
 
 // PanicRecovered: a panicking call is recovered and reported; the handler
 // still syncs (its panicking initial add counts as handled) and gets later
@@ -197,18 +198,18 @@ func (p *panicky) OnDelete(obj any)            { p.check(obj); p.recorder.OnDele
 func testPanicRecovered(t *testing.T, im impl, _ bool) {
 	c := newFake(false)
 	mustCreate(t, c, cm("ns", "a", "1"), cm("ns", "boom", "1"), cm("ns", "c", "1"))
-	obs := &observer{}
-	inf := im.newOurs(c.ListerWatcher(), configMap, 0, nsIndexers, pipeline.WithObserver(obs))
-	p := &panicky{recorder: newRecorder(im.exact), key: "ns/boom"}
-	pp := &panicky{recorder: newRecorder(im.exact), key: "ns/boom"} // parallel
-	other := newRecorder(im.exact)
+	obs := &hookLog{}
+	inf := im.newOurs(c.ListerWatcher(), cmExample, 0, nsIndexers, pipeline.WithObserver(obs))
+	p := &panicky{eventLog: newEventLog(im.exact), key: "ns/boom"}
+	pp := &panicky{eventLog: newEventLog(im.exact), key: "ns/boom"} // parallel
+	other := newEventLog(im.exact)
 	regP := mustRegister(t)(inf.AddEventHandler(p))
 	regPP, err := inf.AddParallelEventHandler(pp, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
 	regO := mustRegister(t)(inf.AddEventHandler(other))
-	startSynced(t, inf)
+	runSynced(t, inf)
 	waitDone(t, "handler sync", regP.HasSyncedChecker(), regPP.HasSyncedChecker(), regO.HasSyncedChecker())
 
 	mustUpdate(t, c, cm("ns", "boom", "2"))
@@ -269,11 +270,11 @@ func TestConformanceCrashOnPanicChild(t *testing.T) {
 	}
 	c := newFake(false)
 	mustCreate(t, c, cm("ns", "a", "1"))
-	inf := impls[i].newOurs(c.ListerWatcher(), configMap, 0, nsIndexers, pipeline.WithCrashOnPanic())
+	inf := impls[i].newOurs(c.ListerWatcher(), cmExample, 0, nsIndexers, pipeline.WithCrashOnPanic())
 	mustRegister(t)(inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(any) { panic("conformance: crash on panic") },
 	}))
-	start(t, inf)
+	runInformer(t, inf)
 	<-time.After(guard)
 	t.Fatal("the handler's panic did not crash the process")
 }
@@ -299,11 +300,11 @@ func testKeylessObjectInList(t *testing.T, im impl, _ bool) {
 		}
 		return out
 	}
-	obs := &observer{}
-	inf := im.newOurs(lw, configMap, 0, nsIndexers, pipeline.WithObserver(obs))
-	r := newRecorder(im.exact)
+	obs := &hookLog{}
+	inf := im.newOurs(lw, cmExample, 0, nsIndexers, pipeline.WithObserver(obs))
+	r := newEventLog(im.exact)
 	reg := mustRegister(t)(inf.AddEventHandler(r))
-	startSynced(t, inf)
+	runSynced(t, inf)
 	waitDone(t, "handler sync", reg.HasSyncedChecker())
 	if got := slices.Sorted(slices.Values(inf.GetIndexer().ListKeys())); !slices.Equal(got, []string{"ns/a", "ns/b"}) {
 		t.Errorf("cache keys %v, want [ns/a ns/b]", got)
@@ -333,10 +334,10 @@ func testKeylessObjectInList(t *testing.T, im impl, _ bool) {
 func testBlockRemoveReleasesShard(t *testing.T, im impl, _ bool) {
 	c := newFake(false)
 	mustCreate(t, c, cm("ns", "a", "1"))
-	inf := im.newOurs(c.ListerWatcher(), configMap, 0, nsIndexers)
+	inf := im.newOurs(c.ListerWatcher(), cmExample, 0, nsIndexers)
 	hold := newLatch(t)
 	defer hold.Release()
-	stuck, witness := newRecorder(im.exact), newRecorder(im.exact)
+	stuck, witness := newEventLog(im.exact), newEventLog(im.exact)
 	stuck.before = func(e event) {
 		if e.Key == "ns/hot" {
 			hold.Hold()
@@ -344,7 +345,7 @@ func testBlockRemoveReleasesShard(t *testing.T, im impl, _ bool) {
 	}
 	regStuck := mustRegister(t)(inf.AddEventHandler(stuck))
 	regW := mustRegister(t)(inf.AddEventHandler(witness))
-	startSynced(t, inf)
+	runSynced(t, inf)
 	waitDone(t, "handler sync", regStuck.HasSyncedChecker(), regW.HasSyncedChecker())
 
 	mustCreate(t, c, cm("ns", "hot", "0"))
@@ -385,11 +386,11 @@ func testRemoveDuringJoin(t *testing.T, im impl, _ bool) {
 	mustCreate(t, c, cm("ns", "g", "0"))
 	gate := newLatch(t)
 	defer gate.Release()
-	obs := &observer{}
-	inf := im.newOurs(c.ListerWatcher(), configMap, 0, cache.Indexers{"gate": gateIndex(gate)}, pipeline.WithObserver(obs))
-	w := newRecorder(im.exact)
+	obs := &hookLog{}
+	inf := im.newOurs(c.ListerWatcher(), cmExample, 0, cache.Indexers{"gate": gateIndex(gate)}, pipeline.WithObserver(obs))
+	w := newEventLog(im.exact)
 	regW := mustRegister(t)(inf.AddEventHandler(w))
-	startSynced(t, inf)
+	runSynced(t, inf)
 	waitDone(t, "handler sync", regW.HasSyncedChecker())
 
 	mustUpdate(t, c, withLabels(cm("ns", "g", "1"), "gate", "hold"))
@@ -429,17 +430,17 @@ func testOverflowKeepsLevel(t *testing.T, im impl, _ bool) {
 		skipBug(t, im, coalesceBug)
 	}
 	c := newFake(false)
-	inf := im.newOurs(c.ListerWatcher(), configMap, 0, nsIndexers)
+	inf := im.newOurs(c.ListerWatcher(), cmExample, 0, nsIndexers)
 	hold := newLatch(t)
 	defer hold.Release()
-	r := newRecorder(im.exact)
+	r := newEventLog(im.exact)
 	r.before = func(e event) {
 		if e.Key == "ns/h" {
 			hold.Hold()
 		}
 	}
 	reg := mustRegister(t)(inf.AddEventHandler(r))
-	startSynced(t, inf)
+	runSynced(t, inf)
 	waitDone(t, "handler sync", reg.HasSyncedChecker())
 
 	mustCreate(t, c, cm("ns", "h", "1"))

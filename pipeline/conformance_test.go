@@ -153,7 +153,7 @@ func TestConformance(t *testing.T) {
 
 var nsIndexers = cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}
 
-var configMap = &corev1.ConfigMap{}
+var cmExample = &corev1.ConfigMap{}
 
 // --- 1. add/update/delete ---
 
@@ -165,10 +165,10 @@ func testAddUpdateDelete(t *testing.T, im impl, wl bool) {
 	}
 	c := newFake(wl)
 	mustCreate(t, c, cm("ns1", "a", "1"), cm("ns1", "b", "1"), cm("ns2", "c", "1"))
-	inf := im.new(c.ListerWatcher(), configMap, 0, nsIndexers)
-	r := newRecorder(im.exact)
+	inf := im.new(c.ListerWatcher(), cmExample, 0, nsIndexers)
+	r := newEventLog(im.exact)
 	reg := mustRegister(t)(inf.AddEventHandler(r))
-	startSynced(t, inf)
+	runSynced(t, inf)
 	waitDone(t, "handler sync", reg.HasSyncedChecker())
 	for _, k := range []string{"ns1/a", "ns1/b", "ns2/c"} {
 		if got, want := r.seq(k), []string{"add:1/initial"}; !slices.Equal(got, want) {
@@ -283,10 +283,10 @@ func keysOf(objs []any, err error) []string {
 func testTombstonesAfterRelist(t *testing.T, im impl, wl bool) {
 	c := newFake(wl)
 	mustCreate(t, c, cm("ns", "a", "1"), cm("ns", "b", "1"), cm("ns", "c", "1"), cm("ns", "f", "1"))
-	inf := im.new(c.ListerWatcher(), configMap, 0, nsIndexers)
-	r := newRecorder(im.exact)
+	inf := im.new(c.ListerWatcher(), cmExample, 0, nsIndexers)
+	r := newEventLog(im.exact)
 	reg := mustRegister(t)(inf.AddEventHandler(r))
-	startSynced(t, inf)
+	runSynced(t, inf)
 	waitDone(t, "handler sync", reg.HasSyncedChecker())
 	addA := r.events("ns/a")[0]
 
@@ -346,14 +346,14 @@ func testTombstonesAfterRelist(t *testing.T, im impl, wl bool) {
 // (sharedProcessor.addListener sets listeners[l] = true). We deliver them to
 // no one: listener.syncing starts false.
 func testUnchangedRelistWithoutResync(t *testing.T, im impl, wl bool) {
-	skipBug(t, im, "a relist's unchanged objects reach no handler; client-go delivers them to every handler until the first resync check (listener.syncing must start true)")
+	skipBug(t, im, "a relist's unchanged objects reach no handler; client-go delivers them to every handler until the first resync check (listener.syncing must runInformer true)")
 	c := newFake(wl)
 	mustCreate(t, c, cm("ns", "a", "1"), cm("ns", "b", "1"))
-	inf := im.new(c.ListerWatcher(), configMap, 0, nsIndexers)
-	r1, r2 := newRecorder(im.exact), newRecorder(im.exact)
+	inf := im.new(c.ListerWatcher(), cmExample, 0, nsIndexers)
+	r1, r2 := newEventLog(im.exact), newEventLog(im.exact)
 	reg1 := mustRegister(t)(inf.AddEventHandler(r1))
 	reg2 := mustRegister(t)(inf.AddEventHandlerWithResyncPeriod(r2, 0))
-	startSynced(t, inf)
+	runSynced(t, inf)
 	waitDone(t, "handler sync", reg1.HasSyncedChecker(), reg2.HasSyncedChecker())
 
 	forceRelist(t, c)
@@ -362,7 +362,7 @@ func testUnchangedRelistWithoutResync(t *testing.T, im impl, wl bool) {
 	for _, n := range []string{"a", "b"} {
 		mustUpdate(t, c, cm("ns", n, "2"))
 	}
-	for i, r := range []*recorder{r1, r2} {
+	for i, r := range []*eventLog{r1, r2} {
 		for _, k := range []string{"ns/a", "ns/b"} {
 			r.waitEvent(t, k, "update:1->2")
 			if got, want := r.seq(k), []string{"add:1/initial", "replay:1", "update:1->2"}; !slices.Equal(got, want) {
@@ -381,15 +381,15 @@ func testLateHandler(t *testing.T, im impl, _ bool) {
 	for i := range n {
 		mustCreate(t, c, cm("ns", fmt.Sprintf("cm-%02d", i), "1"))
 	}
-	inf := im.new(c.ListerWatcher(), configMap, 0, nsIndexers)
-	early := newRecorder(im.exact)
+	inf := im.new(c.ListerWatcher(), cmExample, 0, nsIndexers)
+	early := newEventLog(im.exact)
 	mustRegister(t)(inf.AddEventHandler(early))
-	startSynced(t, inf)
+	runSynced(t, inf)
 
 	// The late handler is held in its first call.
 	hold := newLatch(t)
 	defer hold.Release()
-	late := newRecorder(im.exact)
+	late := newEventLog(im.exact)
 	var first sync.Once
 	late.before = func(event) { first.Do(hold.Hold) }
 	reg := mustRegister(t)(inf.AddEventHandler(late))
@@ -440,7 +440,7 @@ func testLateHandler(t *testing.T, im impl, _ bool) {
 	// change racing with the registration may already be in the initial add.
 	hold2 := newLatch(t)
 	defer hold2.Release()
-	late2 := newRecorder(im.exact)
+	late2 := newEventLog(im.exact)
 	var first2 sync.Once
 	late2.before = func(event) { first2.Do(hold2.Hold) }
 	reg2 := mustRegister(t)(inf.AddEventHandler(late2))
@@ -476,12 +476,12 @@ func testResync(t *testing.T, im impl, _ bool) {
 	for _, k := range keys {
 		mustCreate(t, c, cm("ns", k[3:], "1"))
 	}
-	inf := im.new(c.ListerWatcher(), configMap, time.Second, nsIndexers)
-	rr := newRecorder(im.exact) // resyncs with the informer's default period
-	rn := newRecorder(im.exact) // never resyncs
+	inf := im.new(c.ListerWatcher(), cmExample, time.Second, nsIndexers)
+	rr := newEventLog(im.exact) // resyncs with the informer's default period
+	rn := newEventLog(im.exact) // never resyncs
 	regR := mustRegister(t)(inf.AddEventHandler(rr))
 	regN := mustRegister(t)(inf.AddEventHandlerWithResyncPeriod(rn, 0))
-	startSynced(t, inf)
+	runSynced(t, inf)
 	waitDone(t, "handler sync", regR.HasSyncedChecker(), regN.HasSyncedChecker())
 
 	rr.wait(t, "a periodic resync of every object", func() bool {
@@ -549,10 +549,10 @@ func testHandlerResyncNeedsInformerResync(t *testing.T, im impl, _ bool) {
 	skipBug(t, im, "a handler's resync period is honoured although the informer was built with resync 0; client-go never resyncs then")
 	c := newFake(false)
 	mustCreate(t, c, cm("ns", "a", "1"))
-	inf := im.new(c.ListerWatcher(), configMap, 0, nsIndexers)
-	r := newRecorder(im.exact)
+	inf := im.new(c.ListerWatcher(), cmExample, 0, nsIndexers)
+	r := newEventLog(im.exact)
 	reg := mustRegister(t)(inf.AddEventHandlerWithResyncPeriod(r, time.Second))
-	startSynced(t, inf)
+	runSynced(t, inf)
 	waitDone(t, "handler sync", reg.HasSyncedChecker())
 	window := time.NewTimer(3 * time.Second)
 	defer window.Stop()
@@ -576,15 +576,15 @@ func testHandlerResyncNeedsInformerResync(t *testing.T, im impl, _ bool) {
 func testRemoveEventHandler(t *testing.T, im impl, _ bool) {
 	c := newFake(false)
 	mustCreate(t, c, cm("ns", "a", "1"), cm("ns", "b", "1"))
-	inf := im.new(c.ListerWatcher(), configMap, 0, nsIndexers)
-	keep, gone, never := newRecorder(im.exact), newRecorder(im.exact), newRecorder(im.exact)
+	inf := im.new(c.ListerWatcher(), cmExample, 0, nsIndexers)
+	keep, gone, never := newEventLog(im.exact), newEventLog(im.exact), newEventLog(im.exact)
 	regKeep := mustRegister(t)(inf.AddEventHandler(keep))
 	regGone := mustRegister(t)(inf.AddEventHandler(gone))
 	regNever := mustRegister(t)(inf.AddEventHandler(never))
 	if err := inf.RemoveEventHandler(regNever); err != nil {
 		t.Fatalf("RemoveEventHandler before Run: %v", err)
 	}
-	startSynced(t, inf)
+	runSynced(t, inf)
 	waitDone(t, "handler sync", regKeep.HasSyncedChecker(), regGone.HasSyncedChecker())
 
 	if err := inf.RemoveEventHandler(regGone); err != nil {
@@ -611,8 +611,8 @@ func testRemoveEventHandler(t *testing.T, im impl, _ bool) {
 
 	// Removing a registration of another informer leaves both alone (client-go
 	// ignores it; we return an error, which is not asserted here).
-	other := im.new(newFake(false).ListerWatcher(), configMap, 0, nsIndexers)
-	regOther := mustRegister(t)(other.AddEventHandler(newRecorder(true)))
+	other := im.new(newFake(false).ListerWatcher(), cmExample, 0, nsIndexers)
+	regOther := mustRegister(t)(other.AddEventHandler(newEventLog(true)))
 	_ = inf.RemoveEventHandler(regOther)
 	_ = other.RemoveEventHandler(regKeep)
 
@@ -636,10 +636,10 @@ func testRemoveEventHandlerDropsPending(t *testing.T, im impl, _ bool) {
 	mustCreate(t, c, cm("ns", "k", "0"))
 	gate := newLatch(t)
 	defer gate.Release()
-	inf := im.new(c.ListerWatcher(), configMap, 0, cache.Indexers{"gate": gateIndex(gate)})
+	inf := im.new(c.ListerWatcher(), cmExample, 0, cache.Indexers{"gate": gateIndex(gate)})
 	hold := newLatch(t)
 	defer hold.Release()
-	a, b := newRecorder(im.exact), newRecorder(im.exact)
+	a, b := newEventLog(im.exact), newEventLog(im.exact)
 	a.before = func(e event) {
 		if e.Kind == "update" && e.value() == "2" {
 			hold.Hold()
@@ -647,7 +647,7 @@ func testRemoveEventHandlerDropsPending(t *testing.T, im impl, _ bool) {
 	}
 	regA := mustRegister(t)(inf.AddEventHandler(a))
 	regB := mustRegister(t)(inf.AddEventHandler(b))
-	startSynced(t, inf)
+	runSynced(t, inf)
 	waitDone(t, "handler sync", regA.HasSyncedChecker(), regB.HasSyncedChecker())
 
 	// Hold the cache writer on update 1, queue updates 2 and 3 behind it,
@@ -682,7 +682,7 @@ func testHasSynced(t *testing.T, im impl, _ bool) {
 	for i := range n {
 		mustCreate(t, c, cm("ns", fmt.Sprintf("cm-%02d", i), "1"))
 	}
-	inf := im.new(c.ListerWatcher(), configMap, 0, nsIndexers)
+	inf := im.new(c.ListerWatcher(), cmExample, 0, nsIndexers)
 	if inf.HasSynced() || inf.GetController().HasSynced() {
 		t.Error("HasSynced is true before Run")
 	}
@@ -700,7 +700,7 @@ func testHasSynced(t *testing.T, im impl, _ bool) {
 
 	hold := newLatch(t)
 	defer hold.Release()
-	slow, fast := newRecorder(im.exact), newRecorder(im.exact)
+	slow, fast := newEventLog(im.exact), newEventLog(im.exact)
 	var first sync.Once
 	slow.before = func(event) { first.Do(hold.Hold) }
 	regSlow := mustRegister(t)(inf.AddEventHandler(slow))
@@ -708,7 +708,7 @@ func testHasSynced(t *testing.T, im impl, _ bool) {
 	if regSlow.HasSynced() || regFast.HasSynced() {
 		t.Error("a registration's HasSynced is true before Run")
 	}
-	start(t, inf)
+	runInformer(t, inf)
 	hold.waitEntered(t, "the slow handler's first initial add")
 	ctx, cancelCtx := context.WithTimeout(context.Background(), guard)
 	defer cancelCtx()
@@ -778,13 +778,13 @@ func managed(ns, name, v string) *corev1.ConfigMap {
 func testSetTransform(t *testing.T, im impl, wl bool) {
 	c := newFake(wl)
 	mustCreate(t, c, managed("ns", "a", "1"), managed("ns", "b", "1"))
-	inf := im.new(c.ListerWatcher(), configMap, 0, nsIndexers)
+	inf := im.new(c.ListerWatcher(), cmExample, 0, nsIndexers)
 	if err := inf.SetTransform(stripAndLabel); err != nil {
 		t.Fatalf("SetTransform before Run: %v", err)
 	}
-	r := newRecorder(im.exact)
+	r := newEventLog(im.exact)
 	reg := mustRegister(t)(inf.AddEventHandler(r))
-	startSynced(t, inf)
+	runSynced(t, inf)
 	waitDone(t, "handler sync", reg.HasSyncedChecker())
 	if err := inf.SetTransform(stripAndLabel); err == nil {
 		t.Error("SetTransform after Run succeeded")
@@ -815,13 +815,13 @@ func testSetTransform(t *testing.T, im impl, wl bool) {
 func testSetTransformDelete(t *testing.T, im impl, _ bool) {
 	c := newFake(false)
 	mustCreate(t, c, managed("ns", "a", "1"))
-	inf := im.new(c.ListerWatcher(), configMap, 0, nsIndexers)
+	inf := im.new(c.ListerWatcher(), cmExample, 0, nsIndexers)
 	if err := inf.SetTransform(stripAndLabel); err != nil {
 		t.Fatal(err)
 	}
-	r := newRecorder(im.exact)
+	r := newEventLog(im.exact)
 	reg := mustRegister(t)(inf.AddEventHandler(r))
-	startSynced(t, inf)
+	runSynced(t, inf)
 	waitDone(t, "handler sync", reg.HasSyncedChecker())
 	mustDelete(t, c, "ns/a")
 	r.waitEvent(t, "ns/a", "delete:1")
@@ -860,10 +860,10 @@ func testIndexers(t *testing.T, im impl, _ bool) {
 		tagged("ns1", "b", "1", "blue"),
 		tagged("ns2", "c", "1", "red"),
 		tagged("ns2", "d", "1", ""))
-	inf := im.new(c.ListerWatcher(), configMap, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc, "tags": tagsIndex})
-	r := newRecorder(im.exact)
+	inf := im.new(c.ListerWatcher(), cmExample, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc, "tags": tagsIndex})
+	r := newEventLog(im.exact)
 	reg := mustRegister(t)(inf.AddEventHandler(r))
-	startSynced(t, inf)
+	runSynced(t, inf)
 	waitDone(t, "handler sync", reg.HasSyncedChecker())
 	idx := inf.GetIndexer()
 
@@ -956,10 +956,10 @@ func testListers(t *testing.T, im impl, _ bool) {
 		withLabels(cm("ns1", "a", "1"), "app", "x"),
 		withLabels(cm("ns1", "b", "1"), "app", "y"),
 		withLabels(cm("ns2", "c", "1"), "app", "x"))
-	inf := im.new(c.ListerWatcher(), configMap, 0, nsIndexers)
-	r := newRecorder(im.exact)
+	inf := im.new(c.ListerWatcher(), cmExample, 0, nsIndexers)
+	r := newEventLog(im.exact)
 	reg := mustRegister(t)(inf.AddEventHandler(r))
-	startSynced(t, inf)
+	runSynced(t, inf)
 	waitDone(t, "handler sync", reg.HasSyncedChecker())
 
 	lister := corev1listers.NewConfigMapLister(inf.GetIndexer())
@@ -1026,7 +1026,7 @@ func testInformerFactory(t *testing.T, im impl, _ bool) {
 		return true, w, err
 	})
 	factory := informers.NewSharedInformerFactory(client, 0)
-	inf := factory.InformerFor(configMap, func(cl kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
+	inf := factory.InformerFor(cmExample, func(cl kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
 		lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
 			ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 				return cl.CoreV1().ConfigMaps(metav1.NamespaceAll).List(ctx, opts)
@@ -1035,7 +1035,7 @@ func testInformerFactory(t *testing.T, im impl, _ bool) {
 				return cl.CoreV1().ConfigMaps(metav1.NamespaceAll).Watch(ctx, opts)
 			},
 		}, cl)
-		return im.new(lw, configMap, resync, nsIndexers)
+		return im.new(lw, cmExample, resync, nsIndexers)
 	})
 	if got := factory.Core().V1().ConfigMaps().Informer(); got.GetIndexer() != inf.GetIndexer() {
 		t.Fatalf("the factory's informer (%T) does not use the registered informer's cache", got)
@@ -1094,7 +1094,7 @@ func testWatchErrorHandler(t *testing.T, im impl, wl bool) {
 	c := newFake(wl)
 	mustCreate(t, c, cm("ns", "a", "1"))
 	lw := newHookedLW(c, wl)
-	inf := im.new(lw, configMap, 0, nsIndexers)
+	inf := im.new(lw, cmExample, 0, nsIndexers)
 	injected := errors.New("conformance: injected watch failure")
 	errs := make(chan error, 16)
 	report := func(err error) {
@@ -1126,9 +1126,9 @@ func testWatchErrorHandler(t *testing.T, im impl, wl bool) {
 	if inf.IsStopped() {
 		t.Error("IsStopped before Run")
 	}
-	r := newRecorder(im.exact)
+	r := newEventLog(im.exact)
 	reg := mustRegister(t)(inf.AddEventHandler(r))
-	stop := startSynced(t, inf)
+	stop := runSynced(t, inf)
 	waitDone(t, "handler sync", reg.HasSyncedChecker())
 	if inf.IsStopped() {
 		t.Error("IsStopped while running")
@@ -1200,10 +1200,10 @@ func testWatchErrorHandler(t *testing.T, im impl, wl bool) {
 func testRunTwiceAndStop(t *testing.T, im impl, _ bool) {
 	c := newFake(false)
 	mustCreate(t, c, cm("ns", "a", "1"))
-	inf := im.new(c.ListerWatcher(), configMap, 0, nsIndexers)
-	r := newRecorder(im.exact)
+	inf := im.new(c.ListerWatcher(), cmExample, 0, nsIndexers)
+	r := newEventLog(im.exact)
 	reg := mustRegister(t)(inf.AddEventHandler(r))
-	stop := startSynced(t, inf)
+	stop := runSynced(t, inf)
 
 	// A second Run returns at once and disturbs nothing.
 	second := make(chan struct{})
@@ -1222,10 +1222,10 @@ func testRunTwiceAndStop(t *testing.T, im impl, _ bool) {
 	if !inf.HasSynced() {
 		t.Error("HasSynced turned false after stop")
 	}
-	if _, err := inf.AddEventHandler(newRecorder(true)); err == nil {
+	if _, err := inf.AddEventHandler(newEventLog(true)); err == nil {
 		t.Error("AddEventHandler after stop succeeded")
 	}
-	if _, err := inf.AddEventHandlerWithResyncPeriod(newRecorder(true), time.Minute); err == nil {
+	if _, err := inf.AddEventHandlerWithResyncPeriod(newEventLog(true), time.Minute); err == nil {
 		t.Error("AddEventHandlerWithResyncPeriod after stop succeeded")
 	}
 	if err := inf.AddIndexers(cache.Indexers{"value": valueIndex}); err == nil {
@@ -1246,16 +1246,4 @@ func testRunTwiceAndStop(t *testing.T, im impl, _ bool) {
 		inf.RunWithContext(ctx)
 	}()
 	waitClosed(t, "Run after stop to return", third)
-}
-
-// mustRegister adapts a (registration, error) pair for one-line use:
-// mustRegister(t)(inf.AddEventHandler(h)).
-func mustRegister(t *testing.T) func(cache.ResourceEventHandlerRegistration, error) cache.ResourceEventHandlerRegistration {
-	return func(reg cache.ResourceEventHandlerRegistration, err error) cache.ResourceEventHandlerRegistration {
-		t.Helper()
-		if err != nil {
-			t.Fatalf("adding an event handler: %v", err)
-		}
-		return reg
-	}
 }

@@ -41,14 +41,14 @@
 // (package ring). When a ring is full the listener's FullRingPolicy applies:
 //
 //   - Coalesce (default): overflow is merged per key; the worker first
-//     empties the ring (older), then receives one notification per key that
-//     takes it from the last state it was told about to the latest one:
-//     add+updates → one add of the latest object; update+updates → one update
-//     from the first old object to the latest; anything+delete → one delete
-//     with the final state (nothing at all if the handler never saw the key);
-//     delete+add → one update from the deleted object to the new one (client-go
-//     documents the same for a missed delete). Memory is bounded by the number
-//     of keys; the shard and every other handler go on at full speed.
+//     empties the ring (older), then receives for each key one notification
+//     from the state it last knew to the latest state: Add(latest) if it did
+//     not hold the key (with the initial-list flag of the first add), Delete
+//     with the final state if the key is gone, nothing if the key came and
+//     went, and otherwise Update(the object it last saw, latest) — also for a
+//     key deleted and re-created, the case client-go documents for a missed
+//     delete. Memory is bounded by the number of keys; the shard and every
+//     other handler go on at full speed.
 //   - Block: the drain goroutine waits for space, and once its queue holds
 //     4×batch-size deltas the reflector waits as well, so memory stays
 //     bounded and the pressure reaches the watch stream; every notification
@@ -65,7 +65,8 @@
 // follow processDeltas (an update of an unknown key is an add; a delete is
 // published with the object or a cache.DeletedFinalStateUnknown from a
 // relist); updates that keep the resourceVersion are resyncs and reach only
-// handlers whose resync period has elapsed; a handler added after Run first
+// handlers whose resync period has elapsed (every handler until the first
+// resync check, so without resync periods a relist reaches all of them); a handler added after Run first
 // receives the cache contents as initial-list adds; a registration's
 // HasSynced turns true once the informer has synced and the handler has
 // processed every initial-list add; RemoveEventHandler, SetTransform,

@@ -68,6 +68,10 @@ func newListener(inf *Informer, id uint64, h cache.ResourceEventHandler, workers
 		done:            make(chan struct{}),
 	}
 	l.ctx, l.cancel = context.WithCancel(context.Background())
+	// Like client-go, a listener counts as resyncing until the first resync
+	// check: without a resync period, relisted objects whose resourceVersion
+	// did not change still reach every handler as updates.
+	l.syncing.Store(true)
 	for range workers {
 		w := &worker{l: l, bell: make(chan struct{}, 1)}
 		for range inf.cfg.shards {

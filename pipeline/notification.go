@@ -35,75 +35,76 @@ func isResync(old, obj any) bool {
 	return err1 == nil && err2 == nil && o.GetResourceVersion() == n.GetResourceVersion()
 }
 
-// pending is what a coalescing overflow holds for one key: usually one
-// notification, two when a key was deleted with an unknown final state and
-// then re-created (the handler must see the delete before the add).
+// pending is what a coalescing overflow holds for one key: the state the
+// listener knew before the first overflowed notification, and the state after
+// the latest one. The notifications the listener receives are derived from
+// the two when the overflow is drained (see appendTo), so any number of
+// notifications for a key cost one entry.
 type pending struct {
-	n    [2]notification
-	size int
+	key     string
+	knew    bool // the listener held the key before
+	known   any  // the object it held (nil when only a tombstone without object says what it was)
+	tomb    any  // the first notification's delete object, when it was a delete
+	initial bool // the first notification was an initial-list add
+	exists  bool // the key exists after the latest notification
+	latest  any  // the latest object, or the final state for a delete
 }
 
-// initialAdds counts the initial-list adds in p (for HasSynced accounting).
-func (p *pending) initialAdds() int {
-	c := 0
-	for _, n := range p.n[:p.size] {
-		if n.kind == KindAdd && n.initial {
-			c++
-		}
-	}
-	return c
-}
-
-// merge folds next, a newer notification for the same key, into p. The result
-// takes the listener from the state it knew before p to the state after next:
-//
-//	pending    next          result
-//	Add(a)     Add/Update(b) Add(b), initial flag of the first add kept
-//	Add(a)     Delete        nothing: the listener never knew the key
-//	Update(o,) Add/Update(b) Update(o, b)
-//	Update     Delete(d)     Delete(d)
-//	Delete(d)  Add/Update(b) Update(d, b); Delete(d), Add(b) when d is a
-//	                         tombstone without an object
-//	Delete(d)  Delete(e)     one delete, preferring the one that is not a tombstone
-//
-// The re-created key merging into an update is the case client-go documents
-// for a missed delete ("notified only of an update from O1 to O2").
-func (p *pending) merge(next notification) {
-	if p.size == 2 { // Delete(tombstone), Add(a): merge into the add
-		second := pending{n: [2]notification{p.n[1]}, size: 1}
-		second.merge(next)
-		p.n[1], p.size = second.n[0], 1+second.size
-		return
-	}
-	cur := p.n[0]
-	switch cur.kind {
+func newPending(n notification) pending {
+	p := pending{key: n.key}
+	switch n.kind {
 	case KindAdd:
-		if next.kind == KindDelete {
-			p.size = 0
-			return
-		}
-		p.n[0] = notification{kind: KindAdd, key: next.key, obj: next.obj, initial: cur.initial}
+		p.initial = n.initial
 	case KindUpdate:
-		if next.kind == KindDelete {
-			p.n[0] = next
-			return
-		}
-		p.n[0] = notification{kind: KindUpdate, key: next.key, old: cur.old, obj: next.obj}
+		p.knew, p.known = true, n.old
 	case KindDelete:
-		if next.kind == KindDelete {
-			if _, tomb := next.obj.(cache.DeletedFinalStateUnknown); !tomb {
-				p.n[0] = next
-			}
-			return
+		p.knew, p.tomb = true, n.obj
+		p.known = n.obj
+		if t, ok := n.obj.(cache.DeletedFinalStateUnknown); ok {
+			p.known = t.Obj
 		}
-		known := cur.obj
-		if t, ok := known.(cache.DeletedFinalStateUnknown); ok {
-			known = t.Obj
-		}
-		if known == nil {
-			p.n[1], p.size = notification{kind: KindAdd, key: next.key, obj: next.obj}, 2
-			return
-		}
-		p.n[0] = notification{kind: KindUpdate, key: next.key, old: known, obj: next.obj}
 	}
+	p.apply(n)
+	return p
+}
+
+// apply records a newer notification for the same key.
+func (p *pending) apply(n notification) {
+	p.exists = n.kind != KindDelete
+	p.latest = n.obj
+}
+
+// appendTo appends the notifications that take the listener from the state it
+// knew to the latest one:
+//
+//	knew  exists  notifications
+//	no    no      none: the key came and went
+//	no    yes     Add(latest), with the initial-list flag of the first add
+//	yes   no      Delete(final state)
+//	yes   yes     Update(known, latest): also for a key deleted and re-created,
+//	              the case client-go documents for a missed delete; Delete then
+//	              Add when the known object is unknown (a tombstone without one)
+func (p *pending) appendTo(dst []notification) []notification {
+	switch {
+	case !p.knew && !p.exists:
+		return dst
+	case !p.knew:
+		return append(dst, notification{kind: KindAdd, key: p.key, obj: p.latest, initial: p.initial})
+	case !p.exists:
+		return append(dst, notification{kind: KindDelete, key: p.key, obj: p.latest})
+	case p.known == nil:
+		return append(dst,
+			notification{kind: KindDelete, key: p.key, obj: p.tomb},
+			notification{kind: KindAdd, key: p.key, obj: p.latest})
+	}
+	return append(dst, notification{kind: KindUpdate, key: p.key, old: p.known, obj: p.latest})
+}
+
+// initialAdds counts the initial-list adds appendTo would produce (for
+// HasSynced accounting).
+func (p *pending) initialAdds() int {
+	if !p.knew && p.exists && p.initial {
+		return 1
+	}
+	return 0
 }

@@ -118,12 +118,12 @@ func (o *outlet) spillLocked(n notification) (merged, initialDelta int) {
 	i, ok := o.mu.index[n.key]
 	if !ok {
 		o.mu.index[n.key] = len(o.mu.entries)
-		o.mu.entries = append(o.mu.entries, pending{n: [2]notification{n}, size: 1})
+		o.mu.entries = append(o.mu.entries, newPending(n))
 		return 0, 0
 	}
 	p := &o.mu.entries[i]
 	before := p.initialAdds()
-	p.merge(n)
+	p.apply(n)
 	return 1, p.initialAdds() - before - initialOf(n)
 }
 
@@ -163,7 +163,7 @@ func (o *outlet) take(buf []notification) []notification {
 
 	dst := append(buf[:0], fifo...)
 	for i := range entries {
-		dst = append(dst, entries[i].n[:entries[i].size]...)
+		dst = entries[i].appendTo(dst)
 	}
 	return dst
 }
