@@ -1,0 +1,118 @@
+package apisim
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"time"
+)
+
+// Sentinel errors. Validation errors wrap ErrInvalidConfig.
+var (
+	ErrInvalidConfig  = errors.New("apisim: invalid config")
+	ErrAlreadyStarted = errors.New("apisim: server already started")
+	ErrClosed         = errors.New("apisim: server closed")
+)
+
+// Config configures a Server. The zero value is usable: every field has a
+// documented default.
+type Config struct {
+	// Addr is the listen address; it must be a loopback address.
+	// Default "127.0.0.1:0" (a free port; see Server.URL).
+	Addr string
+
+	// History is the number of watch events kept so that watches (and exact
+	// or paginated lists) can resume from an older resourceVersion. A watch
+	// from a version whose successors have left history gets an ERROR event
+	// with 410 Expired, as from a real API server; the client relists.
+	// Memory grows with History × object size (superseded versions keep
+	// only their encodings). Default 100000.
+	History int
+
+	// BookmarkInterval is how often a watch that asked for
+	// allowWatchBookmarks receives a BOOKMARK carrying the newest
+	// resourceVersion it has been brought up to. Default 1s; negative
+	// disables periodic bookmarks (the initial-events-end bookmark of a
+	// WatchList is always sent).
+	BookmarkInterval time.Duration
+
+	// MaxWatchTimeout caps a watch's lifetime: a watch ends cleanly after
+	// min(timeoutSeconds, MaxWatchTimeout), or after MaxWatchTimeout if the
+	// client sent no timeoutSeconds (the API server's --min-request-timeout
+	// behaviour). Default 30m.
+	MaxWatchTimeout time.Duration
+
+	// WatchBuffer is how many events may arrive after a watch went live
+	// (after any initial events) that it has not yet written to its
+	// connection before it is considered too slow and closed (without an
+	// error event, like the API server closes a watcher whose buffer is
+	// full); the client re-watches from the last resourceVersion it saw.
+	// Events are never copied per watcher, so this bounds lag, not memory.
+	// While initial events are sent only History bounds the lag: events
+	// older than history get the watch a 410. Default min(20000, History);
+	// at most History.
+	WatchBuffer int
+
+	// ResourceVersionWait is how long a request for a resourceVersion newer
+	// than the store's waits for it to appear before failing with the API
+	// server's "Too large resource version" timeout error. Default 1s.
+	ResourceVersionWait time.Duration
+
+	// ListSnapshots is how many snapshots of paginated lists are kept for
+	// continue tokens. A continuation whose snapshot was evicted is rebuilt
+	// from history, or fails with 410 Expired once history is gone (etcd
+	// compaction semantics). Default 32; negative keeps none.
+	ListSnapshots int
+}
+
+func (c Config) withDefaults() Config {
+	if c.Addr == "" {
+		c.Addr = "127.0.0.1:0"
+	}
+	if c.History == 0 {
+		c.History = 100000
+	}
+	if c.BookmarkInterval == 0 {
+		c.BookmarkInterval = time.Second
+	}
+	if c.MaxWatchTimeout == 0 {
+		c.MaxWatchTimeout = 30 * time.Minute
+	}
+	if c.WatchBuffer == 0 {
+		c.WatchBuffer = min(20000, c.History)
+	}
+	if c.ResourceVersionWait == 0 {
+		c.ResourceVersionWait = time.Second
+	}
+	if c.ListSnapshots == 0 {
+		c.ListSnapshots = 32
+	}
+	return c
+}
+
+// validate checks a defaulted config.
+func (c Config) validate() error {
+	host, _, err := net.SplitHostPort(c.Addr)
+	if err != nil {
+		return fmt.Errorf("%w: Addr %q: %v", ErrInvalidConfig, c.Addr, err)
+	}
+	if host != "localhost" {
+		ip := net.ParseIP(host)
+		if ip == nil || !ip.IsLoopback() {
+			return fmt.Errorf("%w: Addr %q is not a loopback address", ErrInvalidConfig, c.Addr)
+		}
+	}
+	if c.History < 1 {
+		return fmt.Errorf("%w: History %d < 1", ErrInvalidConfig, c.History)
+	}
+	if c.MaxWatchTimeout < 0 {
+		return fmt.Errorf("%w: MaxWatchTimeout %v < 0", ErrInvalidConfig, c.MaxWatchTimeout)
+	}
+	if c.WatchBuffer < 1 || c.WatchBuffer > c.History {
+		return fmt.Errorf("%w: WatchBuffer %d not in [1, History=%d]", ErrInvalidConfig, c.WatchBuffer, c.History)
+	}
+	if c.ResourceVersionWait < 0 {
+		return fmt.Errorf("%w: ResourceVersionWait %v < 0", ErrInvalidConfig, c.ResourceVersionWait)
+	}
+	return nil
+}

@@ -1,0 +1,404 @@
+package apisim
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/scheme"
+)
+
+// contentType indexes the encodings the server speaks.
+type contentType int
+
+const (
+	ctJSON contentType = iota
+	ctProtobuf
+	numContentTypes
+)
+
+// Media types, as the API server names them.
+const (
+	ContentTypeJSON     = k8sruntime.ContentTypeJSON     // "application/json"
+	ContentTypeProtobuf = k8sruntime.ContentTypeProtobuf // "application/vnd.kubernetes.protobuf"
+)
+
+func (ct contentType) mediaType() string {
+	if ct == ctProtobuf {
+		return ContentTypeProtobuf
+	}
+	return ContentTypeJSON
+}
+
+// watchMediaType is the Content-Type of a watch response: the API server
+// marks protobuf streams with stream=watch and leaves JSON plain.
+func (ct contentType) watchMediaType() string {
+	if ct == ctProtobuf {
+		return ContentTypeProtobuf + ";stream=watch"
+	}
+	return ContentTypeJSON
+}
+
+var (
+	jsonSerializer  = serializerFor(ContentTypeJSON)
+	protoSerializer = serializerFor(ContentTypeProtobuf)
+)
+
+func serializerFor(mediaType string) k8sruntime.Serializer {
+	info, ok := k8sruntime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), mediaType)
+	if !ok {
+		panic("apisim: client-go scheme has no serializer for " + mediaType)
+	}
+	return info.Serializer
+}
+
+// ensureEncoded returns o's encoding for ct, computing it on first use.
+// The result is shared and read-only.
+func ensureEncoded(o *object, ct contentType) []byte {
+	if b := o.enc[ct].Load(); b != nil {
+		return *b
+	}
+	o.encMu.Lock()
+	defer o.encMu.Unlock()
+	if b := o.enc[ct].Load(); b != nil {
+		return *b
+	}
+	b := encodePod(o.decoded(), ct)
+	o.enc[ct].Store(&b)
+	return b
+}
+
+// encodePod encodes p without kind/apiVersion: JSON as the API server
+// writes list items, protobuf as the bare Pod message.
+func encodePod(p *corev1.Pod, ct contentType) []byte {
+	if ct == ctProtobuf {
+		b, err := p.Marshal()
+		if err != nil {
+			panic(fmt.Sprintf("apisim: marshal pod %s/%s: %v", p.Namespace, p.Name, err))
+		}
+		return b
+	}
+	var buf bytes.Buffer
+	buf.Grow(p.Size() * 2)
+	if p.Kind != "" || p.APIVersion != "" {
+		panic("apisim: stored pod carries TypeMeta")
+	}
+	if err := jsonSerializer.Encode(p, &buf); err != nil {
+		panic(fmt.Sprintf("apisim: encode pod %s/%s: %v", p.Namespace, p.Name, err))
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
+
+// encodeObject encodes a complete API object (with kind/apiVersion, and for
+// protobuf the "k8s\x00" envelope) with client-go's serializers.
+func encodeObject(obj k8sruntime.Object, ct contentType) []byte {
+	var buf bytes.Buffer
+	s := jsonSerializer
+	if ct == ctProtobuf {
+		s = protoSerializer
+	}
+	if err := s.Encode(obj, &buf); err != nil {
+		panic(fmt.Sprintf("apisim: encode %T: %v", obj, err))
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
+
+// Protobuf wire format pieces (see k8s.io/apimachinery/pkg/runtime/types.proto:
+// Unknown{typeMeta=1, raw=2, contentEncoding=3, contentType=4},
+// TypeMeta{apiVersion=1, kind=2}; meta/v1 WatchEvent{type=1, object=2},
+// RawExtension{raw=1}; core/v1 PodList{metadata=1, items=2}).
+var (
+	protoMagic       = []byte{'k', '8', 's', 0}
+	protoUnknownTail = []byte{0x1a, 0x00, 0x22, 0x00} // empty contentEncoding, contentType
+	podTypeMeta      = protoTypeMeta("v1", "Pod")
+	podListTypeMeta  = protoTypeMeta("v1", "PodList")
+	jsonPodPrefix    = []byte(`{"kind":"Pod","apiVersion":"v1",`)
+	jsonEventTail    = []byte("}\n")
+	jsonListTail     = []byte("]}\n")
+	newline          = []byte("\n")
+	comma            = []byte(",")
+)
+
+func protoTypeMeta(apiVersion, kind string) []byte {
+	var tm []byte
+	tm = protoBytesField(tm, 1, []byte(apiVersion))
+	tm = protoBytesField(tm, 2, []byte(kind))
+	return protoBytesField(nil, 1, tm) // Unknown.typeMeta
+}
+
+func protoTag(b []byte, field int) []byte { return append(b, byte(field<<3|2)) }
+
+func protoBytesField(b []byte, field int, v []byte) []byte {
+	b = protoTag(b, field)
+	b = binary.AppendUvarint(b, uint64(len(v)))
+	return append(b, v...)
+}
+
+func uvarintLen(v uint64) int {
+	n := 1
+	for v >= 0x80 {
+		v >>= 7
+		n++
+	}
+	return n
+}
+
+// lenField is the size of a length-delimited field holding n bytes.
+func lenField(n int) int { return 1 + uvarintLen(uint64(n)) + n }
+
+// podEnvelopeLen is the size of a Pod's protobuf envelope holding a body of n bytes.
+func podEnvelopeLen(n int) int {
+	return len(protoMagic) + len(podTypeMeta) + lenField(n) + len(protoUnknownTail)
+}
+
+// frameWriter writes watch events, list bodies and objects in one content
+// type to a buffered stream. Owned by one request goroutine.
+type frameWriter struct {
+	ct  contentType
+	w   io.Writer
+	hdr []byte // scratch
+}
+
+// writeEvent writes one watch event whose object is the pod body b (an
+// encoding from ensureEncoded).
+func (f *frameWriter) writeEvent(typ string, body []byte) error {
+	h := f.hdr[:0]
+	if f.ct == ctJSON {
+		h = append(h, `{"type":"`...)
+		h = append(h, typ...)
+		h = append(h, `","object":`...)
+		h = append(h, jsonPodPrefix...)
+		if _, err := f.w.Write(h); err != nil {
+			return err
+		}
+		if _, err := f.w.Write(body[1:]); err != nil {
+			return err
+		}
+		f.hdr = h
+		_, err := f.w.Write(jsonEventTail)
+		return err
+	}
+	env := podEnvelopeLen(len(body))
+	raw := lenField(env)                     // RawExtension{raw}
+	ev := lenField(len(typ)) + lenField(raw) // WatchEvent{type, object}
+	h = binary.BigEndian.AppendUint32(h, uint32(ev))
+	h = protoBytesField(h, 1, []byte(typ))
+	h = protoTag(h, 2)
+	h = binary.AppendUvarint(h, uint64(raw))
+	h = protoTag(h, 1)
+	h = binary.AppendUvarint(h, uint64(env))
+	h = append(h, protoMagic...)
+	h = append(h, podTypeMeta...)
+	h = protoTag(h, 2)
+	h = binary.AppendUvarint(h, uint64(len(body)))
+	f.hdr = h
+	if _, err := f.w.Write(h); err != nil {
+		return err
+	}
+	if _, err := f.w.Write(body); err != nil {
+		return err
+	}
+	_, err := f.w.Write(protoUnknownTail)
+	return err
+}
+
+// writeRawEvent writes one watch event whose object is a complete encoded
+// object (encodeObject).
+func (f *frameWriter) writeRawEvent(typ string, obj []byte) error {
+	if f.ct == ctJSON {
+		h := append(f.hdr[:0], `{"type":"`...)
+		h = append(h, typ...)
+		h = append(h, `","object":`...)
+		h = append(h, obj...)
+		h = append(h, "}\n"...)
+		f.hdr = h
+		_, err := f.w.Write(h)
+		return err
+	}
+	raw := lenField(len(obj))
+	ev := lenField(len(typ)) + lenField(raw)
+	h := binary.BigEndian.AppendUint32(f.hdr[:0], uint32(ev))
+	h = protoBytesField(h, 1, []byte(typ))
+	h = protoTag(h, 2)
+	h = binary.AppendUvarint(h, uint64(raw))
+	h = protoBytesField(h, 1, obj)
+	f.hdr = h
+	_, err := f.w.Write(h)
+	return err
+}
+
+// writeObject writes one pod as a complete object (GET response).
+func (f *frameWriter) writeObject(body []byte) error {
+	if f.ct == ctJSON {
+		if _, err := f.w.Write(jsonPodPrefix); err != nil {
+			return err
+		}
+		if _, err := f.w.Write(body[1:]); err != nil {
+			return err
+		}
+		_, err := f.w.Write(newline)
+		return err
+	}
+	h := append(f.hdr[:0], protoMagic...)
+	h = append(h, podTypeMeta...)
+	h = protoTag(h, 2)
+	h = binary.AppendUvarint(h, uint64(len(body)))
+	f.hdr = h
+	if _, err := f.w.Write(h); err != nil {
+		return err
+	}
+	if _, err := f.w.Write(body); err != nil {
+		return err
+	}
+	_, err := f.w.Write(protoUnknownTail)
+	return err
+}
+
+// writeList writes a PodList holding items, whose encodings for f.ct must
+// be available through enc (called in order, once per item).
+func (f *frameWriter) writeList(meta metav1.ListMeta, items []*object, enc func(i int) []byte) error {
+	if f.ct == ctJSON {
+		m, err := json.Marshal(&meta)
+		if err != nil {
+			return err
+		}
+		h := append(f.hdr[:0], `{"kind":"PodList","apiVersion":"v1","metadata":`...)
+		h = append(h, m...)
+		h = append(h, `,"items":[`...)
+		f.hdr = h
+		if _, err := f.w.Write(h); err != nil {
+			return err
+		}
+		for i := range items {
+			if i > 0 {
+				if _, err := f.w.Write(comma); err != nil {
+					return err
+				}
+			}
+			if _, err := f.w.Write(enc(i)); err != nil {
+				return err
+			}
+		}
+		_, err = f.w.Write(jsonListTail)
+		return err
+	}
+	lm, err := meta.Marshal()
+	if err != nil {
+		return err
+	}
+	// Protobuf needs the body length up front; protobuf encodings are
+	// produced before the list is written (see encodeAll).
+	body := lenField(len(lm))
+	for i := range items {
+		body += lenField(len(*items[i].enc[ctProtobuf].Load()))
+	}
+	h := append(f.hdr[:0], protoMagic...)
+	h = append(h, podListTypeMeta...)
+	h = protoTag(h, 2)
+	h = binary.AppendUvarint(h, uint64(body))
+	h = protoBytesField(h, 1, lm)
+	if _, err := f.w.Write(h); err != nil {
+		return err
+	}
+	for i := range items {
+		b := enc(i)
+		h = protoTag(h[:0], 2)
+		h = binary.AppendUvarint(h, uint64(len(b)))
+		if _, err := f.w.Write(h); err != nil {
+			return err
+		}
+		if _, err := f.w.Write(b); err != nil {
+			return err
+		}
+	}
+	f.hdr = h
+	_, err = f.w.Write(protoUnknownTail)
+	return err
+}
+
+// encodeAhead makes sure every item has its ct encoding, in parallel on
+// all cores, and hands them out in order. Items already encoded cost
+// nothing. The helper goroutines are owned by the caller's request and
+// exit before stop returns.
+type encodeAhead struct {
+	items  []*object
+	ct     contentType
+	chunks []chan struct{}
+	next   atomic.Int64
+	quit   atomic.Bool
+	wg     sync.WaitGroup
+}
+
+const encodeChunk = 64
+
+// newEncodeAhead starts encoding items. Call at(i) for i in order, then stop.
+func newEncodeAhead(items []*object, ct contentType) *encodeAhead {
+	e := &encodeAhead{items: items, ct: ct}
+	missing := 0
+	for _, o := range items {
+		if o.enc[ct].Load() == nil {
+			missing++
+		}
+	}
+	if missing < 2*encodeChunk {
+		return e // encode inline in at()
+	}
+	n := (len(items) + encodeChunk - 1) / encodeChunk
+	e.chunks = make([]chan struct{}, n)
+	for i := range e.chunks {
+		e.chunks[i] = make(chan struct{})
+	}
+	workers := runtime.GOMAXPROCS(0)
+	e.wg.Add(workers)
+	for range workers {
+		go e.work() // goroutine: encode worker, owned by the request via stop()
+	}
+	return e
+}
+
+func (e *encodeAhead) work() {
+	defer e.wg.Done()
+	for !e.quit.Load() {
+		c := int(e.next.Add(1) - 1)
+		if c >= len(e.chunks) {
+			return
+		}
+		end := min((c+1)*encodeChunk, len(e.items))
+		for _, o := range e.items[c*encodeChunk : end] {
+			ensureEncoded(o, e.ct)
+		}
+		close(e.chunks[c])
+	}
+}
+
+// at returns the encoding of items[i], waiting for the workers if needed.
+func (e *encodeAhead) at(i int) []byte {
+	if e.chunks != nil {
+		<-e.chunks[i/encodeChunk]
+	}
+	return ensureEncoded(e.items[i], e.ct)
+}
+
+// all waits until every item is encoded.
+func (e *encodeAhead) all() {
+	for i := 0; i < len(e.items); i += encodeChunk {
+		e.at(i)
+	}
+	for i := range e.items {
+		ensureEncoded(e.items[i], e.ct)
+	}
+}
+
+// stop ends the workers and waits for them.
+func (e *encodeAhead) stop() {
+	e.quit.Store(true)
+	e.wg.Wait()
+}

@@ -1,0 +1,466 @@
+package apisim
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	goruntime "runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/client-go/rest"
+)
+
+// Server is a simulated Kubernetes API server for pods: an in-process,
+// versioned pod store served over HTTP on loopback with the API server's
+// list, watch and get semantics.
+//
+// All methods are safe for concurrent use. A Server must not be copied.
+type Server struct {
+	cfg Config
+	st  *store
+
+	stats       counters
+	unavailable atomic.Bool
+
+	mu struct {
+		sync.Mutex
+		started, closed bool
+		ln              net.Listener
+		srv             *http.Server
+	}
+	serveDone chan struct{} // closed when the serve goroutine exits
+	requests  sync.WaitGroup
+	closing   chan struct{} // closed by Close
+}
+
+// New validates cfg (after applying defaults) and returns a Server with an
+// empty store. It starts nothing; the store may be filled before Start.
+func New(cfg Config) (*Server, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	return &Server{
+		cfg:       cfg,
+		st:        newStore(cfg),
+		serveDone: make(chan struct{}),
+		closing:   make(chan struct{}),
+	}, nil
+}
+
+// Start listens on cfg.Addr and serves in the background until Close.
+func (s *Server) Start() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.closed {
+		return ErrClosed
+	}
+	if s.mu.started {
+		return ErrAlreadyStarted
+	}
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("apisim: listen: %w", err)
+	}
+	s.mu.started = true
+	s.mu.ln = ln
+	s.mu.srv = &http.Server{
+		Handler:           http.HandlerFunc(s.serveHTTP),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	go func() { // goroutine: HTTP accept loop, owned by Server; Close waits for it.
+		defer close(s.serveDone)
+		_ = s.mu.srv.Serve(ln)
+	}()
+	return nil
+}
+
+// Close stops the server: it closes the listener, ends every watch and
+// open connection, and returns once every goroutine the server started has
+// exited. The in-process store stays usable. Close is idempotent.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.mu.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.mu.closed = true
+	srv, started := s.mu.srv, s.mu.started
+	s.mu.Unlock()
+
+	close(s.closing)
+	for _, w := range s.st.watchers() {
+		w.kill(stopClosed)
+	}
+	if started {
+		err := srv.Close()
+		<-s.serveDone
+		s.requests.Wait()
+		if err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+	}
+	return nil
+}
+
+// URL returns the server's base URL ("http://127.0.0.1:port"), or "" before Start.
+func (s *Server) URL() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.ln == nil {
+		return ""
+	}
+	return "http://" + s.mu.ln.Addr().String()
+}
+
+// RESTConfig returns a client configuration for this server with client-side
+// rate limiting off and compression off. Its ContentType is JSON; set
+// ContentType to ContentTypeProtobuf on the returned copy for protobuf.
+func (s *Server) RESTConfig() *rest.Config {
+	return &rest.Config{
+		Host:               s.URL(),
+		QPS:                -1,
+		Burst:              -1,
+		DisableCompression: true,
+		UserAgent:          "apisim-client",
+		ContentConfig:      rest.ContentConfig{ContentType: ContentTypeJSON},
+	}
+}
+
+// Create stores a copy of pod as a new object and returns the stored
+// version: resourceVersion (the store's next global version), uid and,
+// if unset, creationTimestamp assigned. A pod with generateName and no
+// name gets a generated name. Errors are API status errors: AlreadyExists,
+// BadRequest (missing namespace or name, resourceVersion set).
+func (s *Server) Create(pod *corev1.Pod) (*corev1.Pod, error) { return s.st.create(pod) }
+
+// Update replaces the stored pod with a copy of pod and returns the stored
+// version. If pod.ResourceVersion is set and is not the current version
+// the update fails with Conflict (optimistic concurrency); if it is empty
+// the update is unconditional. uid and creationTimestamp are kept from the
+// stored object. Unlike the API server, an update that changes nothing still
+// produces a new version and a MODIFIED event. NotFound if absent.
+func (s *Server) Update(pod *corev1.Pod) (*corev1.Pod, error) { return s.st.update(pod) }
+
+// Modify applies fn to a copy of the current pod namespace/name and stores
+// the result unconditionally, retrying fn if another writer interleaves.
+// It is the cheapest way to churn (one copy per write) and returns the
+// resulting resourceVersion. fn must not keep the pod. NotFound if absent.
+func (s *Server) Modify(namespace, name string, fn func(*corev1.Pod)) (uint64, error) {
+	return s.st.modify(namespace, name, fn)
+}
+
+// Delete removes the pod and returns its final state, stamped with the
+// deletion's resourceVersion (the object watchers receive). NotFound if absent.
+func (s *Server) Delete(namespace, name string) (*corev1.Pod, error) {
+	return s.st.delete(namespace, name)
+}
+
+// Load creates pods in order, taking ownership of them: the caller must not
+// use them afterwards. It is Create without the copies, for filling a
+// large store quickly. It stops at the first error.
+func (s *Server) Load(pods []*corev1.Pod) error { return s.st.load(pods) }
+
+// Get returns a copy of the current pod namespace/name.
+func (s *Server) Get(namespace, name string) (*corev1.Pod, bool) { return s.st.get(namespace, name) }
+
+// List returns copies of the current pods in namespace ("" for all), in key
+// order.
+func (s *Server) List(namespace string) []*corev1.Pod {
+	cur := s.st.cur.Load()
+	var out []*corev1.Pod
+	from, end := keyRange(namespace)
+	cur.tree.Ascend(from, func(key string, o *object) bool {
+		if end != "" && key >= end {
+			return false
+		}
+		out = append(out, o.decoded().DeepCopy())
+		return true
+	})
+	return out
+}
+
+// Len returns the number of stored pods.
+func (s *Server) Len() int { return s.st.cur.Load().tree.Len() }
+
+// ResourceVersion returns the store's current resourceVersion: that of the
+// newest write.
+func (s *Server) ResourceVersion() uint64 { return s.st.cur.Load().rv }
+
+// Compact drops watch history up to and including rv (at most the current
+// version), like etcd compaction: watches from, and exact or paginated
+// lists at, older versions fail with 410 Expired.
+func (s *Server) Compact(rv uint64) { s.st.compact(rv) }
+
+// DropWatches ends every open watch; clients re-watch from the last
+// resourceVersion they saw (fault injection).
+func (s *Server) DropWatches() {
+	for _, w := range s.st.watchers() {
+		w.kill(stopDropped)
+	}
+}
+
+// SetUnavailable simulates an API server outage. While unavailable, open
+// watches are dropped and every pod request fails with 503
+// ServiceUnavailable (readyz too), so clients back off and retry; in-process
+// writes go on. Use it to make changes a client cannot see until it
+// reconnects — e.g. a delete that must surface as a DeletedFinalStateUnknown.
+func (s *Server) SetUnavailable(unavailable bool) {
+	s.unavailable.Store(unavailable)
+	if unavailable {
+		s.DropWatches()
+	}
+}
+
+// Stats is a snapshot of the server's counters.
+type Stats struct {
+	// Requests counts HTTP requests by verb: "list", "watch", "get",
+	// "discovery", "health" and "other" (rejected or unknown).
+	Requests map[string]uint64
+	// EventsSent counts watch events written (ADDED/MODIFIED/DELETED,
+	// including the synthetic ADDED events of initial state); bookmarks
+	// and errors are counted separately.
+	EventsSent    uint64
+	BookmarksSent uint64
+	// ErrorEventsSent counts ERROR events (410 Expired, too large RV).
+	ErrorEventsSent uint64
+	// ObjectsListed counts items returned by LIST responses.
+	ObjectsListed uint64
+	// WatchesOpen is the number of watches being served now.
+	WatchesOpen int64
+	// WatchesSlowClosed counts watches closed for falling more than
+	// WatchBuffer events behind.
+	WatchesSlowClosed uint64
+	// BytesSent counts response body bytes of lists, watches and gets.
+	BytesSent uint64
+	// ResourceVersion and Objects describe the store.
+	ResourceVersion uint64
+	Objects         int
+}
+
+// Stats returns the server's counters.
+func (s *Server) Stats() Stats {
+	c := &s.stats
+	cur := s.st.cur.Load()
+	return Stats{
+		Requests: map[string]uint64{
+			"list": c.list.Load(), "watch": c.watch.Load(), "get": c.get.Load(),
+			"discovery": c.discovery.Load(), "health": c.health.Load(), "other": c.other.Load(),
+		},
+		EventsSent:        c.events.Load(),
+		BookmarksSent:     c.bookmarks.Load(),
+		ErrorEventsSent:   c.errorEvents.Load(),
+		ObjectsListed:     c.listed.Load(),
+		WatchesOpen:       c.watchesOpen.Load(),
+		WatchesSlowClosed: c.slowClosed.Load(),
+		BytesSent:         c.bytes.Load(),
+		ResourceVersion:   cur.rv,
+		Objects:           cur.tree.Len(),
+	}
+}
+
+type counters struct {
+	list, watch, get, discovery, health, other atomic.Uint64
+	events, bookmarks, errorEvents, listed     atomic.Uint64
+	slowClosed, bytes                          atomic.Uint64
+	watchesOpen                                atomic.Int64
+}
+
+// countingWriter counts bytes written to a response.
+type countingWriter struct {
+	w io.Writer
+	n *atomic.Uint64
+}
+
+func (c countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n.Add(uint64(n))
+	return n, err
+}
+
+// serveHTTP routes a request. It runs on net/http's connection goroutine.
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	if s.mu.closed {
+		s.mu.Unlock()
+		http.Error(w, "server closed", http.StatusServiceUnavailable)
+		return
+	}
+	s.requests.Add(1)
+	s.mu.Unlock()
+	defer s.requests.Done()
+
+	ct, ok := negotiate(r.Header.Get("Accept"))
+	path := r.URL.Path
+	switch path {
+	case "/healthz", "/livez", "/readyz":
+		s.stats.health.Add(1)
+		if path == "/readyz" && s.unavailable.Load() {
+			http.Error(w, "unavailable", http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = io.WriteString(w, "ok")
+		return
+	case "/version", "/api", "/api/", "/apis", "/apis/", "/api/v1", "/api/v1/":
+		s.stats.discovery.Add(1)
+		s.serveDiscovery(w, strings.TrimSuffix(path, "/"))
+		return
+	}
+	if !ok {
+		s.stats.other.Add(1)
+		writeStatus(w, ctJSON, apierrors.NewGenericServerResponse(http.StatusNotAcceptable, "", podsResource, "",
+			"only the following media types are accepted: application/json, application/vnd.kubernetes.protobuf", 0, false))
+		return
+	}
+	ns, name, isPods := parsePodPath(path)
+	if !isPods {
+		s.stats.other.Add(1)
+		writeStatus(w, ct, &apierrors.StatusError{ErrStatus: metav1.Status{
+			Status: metav1.StatusFailure, Code: http.StatusNotFound, Reason: metav1.StatusReasonNotFound,
+			Message: "the server could not find the requested resource",
+		}})
+		return
+	}
+	if r.Method != http.MethodGet {
+		s.stats.other.Add(1)
+		writeStatus(w, ct, apierrors.NewMethodNotSupported(podsResource, strings.ToLower(r.Method)))
+		return
+	}
+	if s.unavailable.Load() {
+		s.stats.other.Add(1)
+		writeStatus(w, ct, apierrors.NewServiceUnavailable("apisim: server is unavailable"))
+		return
+	}
+	if name != "" {
+		s.stats.get.Add(1)
+		s.serveGet(w, ns, name, ct)
+		return
+	}
+	opts, err := parseListOptions(r.URL.Query())
+	if err != nil {
+		s.stats.other.Add(1)
+		writeStatus(w, ct, err)
+		return
+	}
+	if opts.watch {
+		s.stats.watch.Add(1)
+		s.serveWatch(w, r, ns, opts, ct)
+		return
+	}
+	s.stats.list.Add(1)
+	s.serveList(w, r, ns, opts, ct)
+}
+
+// parsePodPath recognises /api/v1/pods, /api/v1/namespaces/{ns}/pods and
+// /api/v1/namespaces/{ns}/pods/{name}.
+func parsePodPath(path string) (ns, name string, ok bool) {
+	p := strings.Split(strings.Trim(path, "/"), "/")
+	if len(p) < 3 || p[0] != "api" || p[1] != "v1" {
+		return "", "", false
+	}
+	p = p[2:]
+	switch {
+	case len(p) == 1 && p[0] == "pods":
+		return "", "", true
+	case len(p) == 3 && p[0] == "namespaces" && p[1] != "" && p[2] == "pods":
+		return p[1], "", true
+	case len(p) == 4 && p[0] == "namespaces" && p[1] != "" && p[2] == "pods" && p[3] != "":
+		return p[1], p[3], true
+	}
+	return "", "", false
+}
+
+func (s *Server) serveGet(w http.ResponseWriter, ns, name string, ct contentType) {
+	o := s.st.cur.Load().tree.Get(ns + "/" + name)
+	if o == nil {
+		writeStatus(w, ct, apierrors.NewNotFound(podsResource, name))
+		return
+	}
+	body := ensureEncoded(o, ct)
+	w.Header().Set("Content-Type", ct.mediaType())
+	w.WriteHeader(http.StatusOK)
+	f := &frameWriter{ct: ct, w: countingWriter{w, &s.stats.bytes}}
+	_ = f.writeObject(body)
+}
+
+func (s *Server) serveDiscovery(w http.ResponseWriter, path string) {
+	var v any
+	switch path {
+	case "/version":
+		v = version.Info{
+			Major: "1", Minor: "37", GitVersion: "v1.37.2-apisim", GitTreeState: "clean",
+			GoVersion: goruntime.Version(), Compiler: goruntime.Compiler,
+			Platform: goruntime.GOOS + "/" + goruntime.GOARCH,
+		}
+	case "/api":
+		v = metav1.APIVersions{
+			TypeMeta: metav1.TypeMeta{Kind: "APIVersions"},
+			Versions: []string{"v1"},
+			ServerAddressByClientCIDRs: []metav1.ServerAddressByClientCIDR{
+				{ClientCIDR: "0.0.0.0/0", ServerAddress: strings.TrimPrefix(s.URL(), "http://")},
+			},
+		}
+	case "/apis":
+		v = metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}, Groups: []metav1.APIGroup{}}
+	case "/api/v1":
+		v = metav1.APIResourceList{
+			TypeMeta:     metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
+			GroupVersion: "v1",
+			APIResources: []metav1.APIResource{{
+				Name: "pods", SingularName: "pod", Namespaced: true, Kind: "Pod",
+				Verbs: []string{"get", "list", "watch"}, ShortNames: []string{"po"}, Categories: []string{"all"},
+			}},
+		}
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", ContentTypeJSON)
+	_, _ = w.Write(b)
+}
+
+// writeStatus writes err as a metav1.Status response with its HTTP code.
+func writeStatus(w http.ResponseWriter, ct contentType, err error) {
+	st := toStatus(err)
+	if st.Code == http.StatusTooManyRequests || st.Code >= 500 {
+		if st.Details != nil && st.Details.RetryAfterSeconds > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(int(st.Details.RetryAfterSeconds)))
+		}
+	}
+	w.Header().Set("Content-Type", ct.mediaType())
+	w.Header().Set("Cache-Control", "no-cache, private")
+	w.WriteHeader(int(st.Code))
+	_, _ = w.Write(encodeObject(st, ct))
+	if ct == ctJSON {
+		_, _ = w.Write(newline)
+	}
+}
+
+// toStatus converts err to a Status object with TypeMeta set for encoding.
+func toStatus(err error) *metav1.Status {
+	var st metav1.Status
+	if s, ok := err.(apierrors.APIStatus); ok || errors.As(err, &s) {
+		st = s.Status()
+	} else {
+		st = apierrors.NewInternalError(err).Status()
+	}
+	st.TypeMeta = metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}
+	if st.Status == "" {
+		st.Status = metav1.StatusFailure
+	}
+	return &st
+}
