@@ -28,6 +28,8 @@ cpu=${BENCH_CPU:-2}
 pattern=${BENCH_PATTERN:-.}
 out=${BENCH_OUT:-bench/results}
 export BENCH_OBJECTS=${BENCH_OBJECTS:-100000}
+# Five updates per cached pod: a timed region of seconds, not of one GC cycle.
+export BENCH_UPDATES=${BENCH_UPDATES:-$((5 * BENCH_OBJECTS))}
 mkdir -p "$out"
 
 benchstat=$(command -v benchstat || true)
@@ -53,6 +55,7 @@ header() {
 	echo "commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)$dirty"
 	echo "gomaxprocs: $cpu"
 	echo "objects: $BENCH_OBJECTS"
+	echo "updates: $BENCH_UPDATES"
 	echo "command: $*"
 	echo
 }
