@@ -56,7 +56,7 @@
 // Input comes from internal/fakeapi with DeepCopy off: both informers receive
 // the very same pre-built *corev1.Pod pointers, so decoding is excluded and
 // the input is identical. Pods are realistic (labels, annotations, owner,
-// two containers with env, resources, probes, status; see NewPod), built once
+// two containers with env, resources, probes, status; see apisim.NewPod), built once
 // per process; updates are shallow copies (their own ObjectMeta and status
 // structs, shared maps and slices) numbered through Generation. The update
 // benchmarks update each key at most once per op, so no Coalesce merging can

@@ -139,30 +139,24 @@ func (s *Sharded) GetByKey(key string) (item any, exists bool, err error) {
 
 // List returns every object. See doc.go for the consistency of the result.
 func (s *Sharded) List() []any {
-	n := 0
-	for _, p := range s.parts {
-		n += p.Len()
-	}
-	out := make([]any, 0, n)
-	for _, p := range s.parts {
-		p.Range(func(_ string, obj any) bool {
-			out = append(out, obj)
-			return true
-		})
-	}
-	return out
+	return collect(s, func(_ string, obj any) any { return obj })
 }
 
 // ListKeys returns every key. See doc.go for the consistency of the result.
 func (s *Sharded) ListKeys() []string {
+	return collect(s, func(key string, _ any) string { return key })
+}
+
+// collect returns pick(key, object) for every object of every partition.
+func collect[T any](s *Sharded, pick func(key string, obj any) T) []T {
 	n := 0
 	for _, p := range s.parts {
 		n += p.Len()
 	}
-	out := make([]string, 0, n)
+	out := make([]T, 0, n)
 	for _, p := range s.parts {
-		p.Range(func(key string, _ any) bool {
-			out = append(out, key)
+		p.Range(func(key string, obj any) bool {
+			out = append(out, pick(key, obj))
 			return true
 		})
 	}

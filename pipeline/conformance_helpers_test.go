@@ -3,7 +3,6 @@ package pipeline_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,19 +22,6 @@ import (
 // guard is the deadline that turns a hang into a failure. It is never a
 // timing assertion: every wait below ends as soon as its condition holds.
 const guard = 30 * time.Second
-
-// bugsEnv, when set to 1, runs the tests that are skipped because they expose
-// a known bug in shardinformer (see skipBug).
-const bugsEnv = "SHARDINFORMER_CONFORMANCE_BUGS"
-
-// skipBug skips a test that fails on shardinformer because of a known bug the
-// lead has to fix in non-test code; SHARDINFORMER_CONFORMANCE_BUGS=1 runs it.
-func skipBug(t *testing.T, im impl, bug string) {
-	t.Helper()
-	if im.ours && os.Getenv(bugsEnv) != "1" {
-		t.Skip("BUG: " + bug + " (run with " + bugsEnv + "=1 to see it fail)")
-	}
-}
 
 // --- objects and the fake API ---
 
@@ -292,8 +278,10 @@ func (e event) String() string {
 // that calls are consistent with what it was told before, and lets a test
 // wait for a condition on what it saw.
 type eventLog struct {
-	// exact: every notification arrives (no coalescing), so an update's old
-	// object and a delete's object must match the last state delivered.
+	// exact: every notification arrives (no coalescing), so a delete's
+	// object must match the last state delivered too. (An update's old
+	// object must always: Coalesce merges into Update(the object the handler
+	// last saw, latest), doc.go.)
 	exact bool
 	// before, if set, runs at the start of every call, outside the lock, and
 	// may block (to hold the handler) or panic.
@@ -303,6 +291,7 @@ type eventLog struct {
 	all        []event
 	byKey      map[string][]event
 	known      map[string]string // key -> value the handler was last told
+	lastObj    map[string]any    // key -> object the handler was last given
 	inflight   map[string]int    // key -> calls in progress
 	active     int               // calls in progress, all keys
 	maxActive  int
@@ -315,6 +304,7 @@ func newEventLog(exact bool) *eventLog {
 		exact:    exact,
 		byKey:    map[string][]event{},
 		known:    map[string]string{},
+		lastObj:  map[string]any{},
 		inflight: map[string]int{},
 		changed:  make(chan struct{}),
 	}
@@ -383,13 +373,19 @@ func (r *eventLog) checkLocked(e event) {
 			bad("add of a key the handler already has (%s)", last)
 		}
 		r.known[e.Key] = e.value()
+		r.lastObj[e.Key] = e.Obj
 	case "update", "sync", "replay":
 		if !known {
 			bad("update of a key the handler does not have")
-		} else if r.exact && valueOf(e.Old) != last {
+		} else if valueOf(e.Old) != last {
 			bad("old object has value %s, the handler was last told %s", valueOf(e.Old), last)
+		} else if rvOf(e.Old) != rvOf(r.lastObj[e.Key]) {
+			// Not necessarily the same object: a handler that does not resync
+			// is not told when a relist replaces it with an equal copy.
+			bad("old object has resourceVersion %s, the handler was last given %s", rvOf(e.Old), rvOf(r.lastObj[e.Key]))
 		}
 		r.known[e.Key] = e.value()
+		r.lastObj[e.Key] = e.Obj
 	case "delete", "tombstone":
 		if !known {
 			bad("delete of a key the handler does not have")
@@ -397,6 +393,7 @@ func (r *eventLog) checkLocked(e event) {
 			bad("final state has value %s, the handler was last told %s", e.value(), last)
 		}
 		delete(r.known, e.Key)
+		delete(r.lastObj, e.Key)
 	}
 }
 

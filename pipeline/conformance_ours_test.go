@@ -381,7 +381,6 @@ func (z *zombie) OnDelete(any)      { z.calls.Add(1) }
 // overflow if the shard still published to it, which Observer.Overflowed
 // reports by listener name.
 func testRemoveDuringJoin(t *testing.T, im impl, _ bool) {
-	skipBug(t, im, "shard.applyControl applies removals before joins, so a listener whose join and removal are both pending is joined after its removal and fed (and buffered for) forever")
 	c := newFake(false)
 	mustCreate(t, c, cm("ns", "g", "0"))
 	gate := newLatch(t)
@@ -424,11 +423,9 @@ func testRemoveDuringJoin(t *testing.T, im impl, _ bool) {
 // created again several times overflows its ring (capacity 2); afterwards it
 // must still end at the key's latest state. Under Coalesce a key that was
 // added and deleted within the overflow (nothing to tell) must still take
-// the next add (doc.go: add+delete is nothing, delete+add an update).
+// the next add (doc.go: add+delete is nothing, delete+add an update); before
+// 38da723 pending.merge dropped it.
 func testOverflowKeepsLevel(t *testing.T, im impl, _ bool) {
-	if !im.exact {
-		skipBug(t, im, coalesceBug)
-	}
 	c := newFake(false)
 	inf := im.newOurs(c.ListerWatcher(), cmExample, 0, nsIndexers)
 	hold := newLatch(t)
@@ -462,6 +459,3 @@ func testOverflowKeepsLevel(t *testing.T, im impl, _ bool) {
 		}
 	}
 }
-
-// coalesceBug is the reason tests that hit it are skipped under Coalesce.
-const coalesceBug = "Coalesce loses a key's notifications after add+delete merged to nothing: pending.merge leaves size 0 and the next merge writes n[0] without restoring size, so a later add (and every notification until the overflow drains) is dropped"

@@ -33,9 +33,6 @@ import (
 // constructor signature. A test asserts one observable result for every
 // implementation unless doc.go documents a difference; then the difference is
 // asserted explicitly and explained where it is.
-//
-// Tests that expose a bug in shardinformer are kept and skipped for our
-// implementations with "BUG:"; SHARDINFORMER_CONFORMANCE_BUGS=1 runs them.
 
 type newInformer func(lw cache.ListerWatcher, example runtime.Object, resync time.Duration, indexers cache.Indexers) cache.SharedIndexInformer
 
@@ -158,11 +155,6 @@ var cmExample = &corev1.ConfigMap{}
 // --- 1. add/update/delete ---
 
 func testAddUpdateDelete(t *testing.T, im impl, wl bool) {
-	if !im.exact {
-		// Fails only when the handler falls behind; OverflowKeepsLevel
-		// reproduces it deterministically.
-		skipBug(t, im, coalesceBug)
-	}
 	c := newFake(wl)
 	mustCreate(t, c, cm("ns1", "a", "1"), cm("ns1", "b", "1"), cm("ns2", "c", "1"))
 	inf := im.new(c.ListerWatcher(), cmExample, 0, nsIndexers)
@@ -301,17 +293,20 @@ func testTombstonesAfterRelist(t *testing.T, im impl, wl bool) {
 	r.wait(t, "the relisted state", func() bool { return maps.Equal(r.known, final) })
 	r.checkConsistent(t)
 
-	// An unchanged object (c) gets an update without a new resourceVersion
-	// from client-go and none from us; see UnchangedRelistWithoutResync.
+	// The unchanged object (c) gets an update without a new resourceVersion:
+	// without resync every handler counts as resyncing (see
+	// UnchangedRelistWithoutResync).
 	want := map[string][]string{
 		"ns/a": {"add:1/initial", "tombstone:1"},
 		"ns/b": {"add:1/initial", "update:1->2"},
-		"ns/c": {"add:1/initial"},
+		"ns/c": {"add:1/initial", "replay:1"},
 		"ns/e": {"add:1"},
 		"ns/f": {"add:1/initial", "update:1->2"},
 	}
+	// c's final state equals its initial one, so wait for its replay too.
+	r.waitEvent(t, "ns/c", "replay:1")
 	for k, w := range want {
-		if got := r.seq(k, "replay"); !slices.Equal(got, w) {
+		if got := r.seq(k); !slices.Equal(got, w) {
 			t.Errorf("%s: events %v, want %v", k, got, w)
 		}
 	}
@@ -343,10 +338,9 @@ func testTombstonesAfterRelist(t *testing.T, im impl, wl bool) {
 // relist's unchanged objects to every handler as updates without a new
 // resourceVersion: a listener is "syncing" from its registration until the
 // first resync check, and without resync there is never a check
-// (sharedProcessor.addListener sets listeners[l] = true). We deliver them to
-// no one: listener.syncing starts false.
+// (sharedProcessor.addListener sets listeners[l] = true). Ours did not until
+// 38da723 (listener.syncing started false).
 func testUnchangedRelistWithoutResync(t *testing.T, im impl, wl bool) {
-	skipBug(t, im, "a relist's unchanged objects reach no handler; client-go delivers them to every handler until the first resync check (listener.syncing must runInformer true)")
 	c := newFake(wl)
 	mustCreate(t, c, cm("ns", "a", "1"), cm("ns", "b", "1"))
 	inf := im.new(c.ListerWatcher(), cmExample, 0, nsIndexers)
@@ -546,7 +540,6 @@ func testResync(t *testing.T, im impl, _ bool) {
 // watches for three resync periods and fails on the first resync. It cannot
 // pass wrongly by being slow; at worst a slow run misses a wrong resync.
 func testHandlerResyncNeedsInformerResync(t *testing.T, im impl, _ bool) {
-	skipBug(t, im, "a handler's resync period is honoured although the informer was built with resync 0; client-go never resyncs then")
 	c := newFake(false)
 	mustCreate(t, c, cm("ns", "a", "1"))
 	inf := im.new(c.ListerWatcher(), cmExample, 0, nsIndexers)
@@ -631,7 +624,6 @@ func testRemoveEventHandler(t *testing.T, im impl, _ bool) {
 // handler is held in one call while a later notification of the same key is
 // already queued for it.
 func testRemoveEventHandlerDropsPending(t *testing.T, im impl, _ bool) {
-	skipBug(t, im, "after RemoveEventHandler returns, a listener worker still delivers the rest of the batch it took (and of every other outlet in the same sweep); it checks its context only between sweeps")
 	c := newFake(false)
 	mustCreate(t, c, cm("ns", "k", "0"))
 	gate := newLatch(t)

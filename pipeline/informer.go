@@ -153,8 +153,9 @@ func (inf *Informer) addListener(handler cache.ResourceEventHandler, workers int
 		return nil, fmt.Errorf("%w: handler %v was not added", ErrStopped, handler)
 	}
 	logger := ptr.Deref(options.Logger, klog.Background())
-	resync := inf.resyncPeriodLocked(logger, ptr.Deref(options.ResyncPeriod, inf.defaultResync))
-	l, err := newListener(inf, inf.nextID.Add(1), handler, workers, resync, logger)
+	requested := ptr.Deref(options.ResyncPeriod, inf.defaultResync)
+	resync := inf.resyncPeriodLocked(logger, requested)
+	l, err := newListener(inf, inf.nextID.Add(1), handler, workers, requested, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -177,27 +178,46 @@ func (inf *Informer) addListener(handler cache.ResourceEventHandler, workers int
 	return l, nil
 }
 
-// resyncPeriodLocked applies client-go's rules to a requested resync period.
+// resyncPeriodLocked applies client-go's rules to a requested resync period
+// and returns the period the listener gets. Before Run, a period below the
+// informer's check period lowers the check period (and adjusts existing
+// listeners); after Run it is raised to the check period. An informer built
+// without a resync period never resyncs.
 // REQUIRES: inf.mu held.
 func (inf *Informer) resyncPeriodLocked(logger klog.Logger, period time.Duration) time.Duration {
-	if period <= 0 {
-		return 0
-	}
-	if period < minimumResyncPeriod {
-		logger.Info("Warning: resync period is too small. Changing it to the minimum allowed value", "resyncPeriod", period, "minimumResyncPeriod", minimumResyncPeriod)
-		period = minimumResyncPeriod
-	}
-	if period < inf.mu.resyncCheckPeriod || inf.mu.resyncCheckPeriod == 0 {
-		if inf.mu.started {
-			if inf.mu.resyncCheckPeriod > 0 {
+	if period > 0 {
+		if period < minimumResyncPeriod {
+			logger.Info("Warning: resync period is too small. Changing it to the minimum allowed value", "resyncPeriod", period, "minimumResyncPeriod", minimumResyncPeriod)
+			period = minimumResyncPeriod
+		}
+		if period < inf.mu.resyncCheckPeriod {
+			if inf.mu.started {
 				logger.Info("Warning: resync period is smaller than resync check period and the informer has already started. Changing it to the resync check period", "resyncPeriod", period, "resyncCheckPeriod", inf.mu.resyncCheckPeriod)
 				period = inf.mu.resyncCheckPeriod
+			} else {
+				inf.mu.resyncCheckPeriod = period
+				for _, l := range inf.mu.listeners {
+					l.resyncPeriod = effectiveResync(logger, l.requestedResync, period)
+				}
 			}
-		} else {
-			inf.mu.resyncCheckPeriod = period
 		}
 	}
-	return period
+	return effectiveResync(logger, period, inf.mu.resyncCheckPeriod)
+}
+
+// effectiveResync is the resync period a listener asking for desired gets
+// from an informer that checks every check.
+func effectiveResync(logger klog.Logger, desired, check time.Duration) time.Duration {
+	switch {
+	case desired == 0:
+		return 0
+	case check == 0:
+		logger.Info("Warning: the requested resync period is ignored because this informer does not resync (it was built with resync period 0)", "resyncPeriod", desired)
+		return 0
+	case desired < check:
+		return check
+	}
+	return desired
 }
 
 // RemoveEventHandler implements cache.SharedInformer. Removing a registration

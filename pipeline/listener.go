@@ -40,6 +40,7 @@ type listener struct {
 
 	ctx     context.Context // cancelled on removal or informer stop
 	cancel  context.CancelFunc
+	removed atomic.Bool   // set before ctx is cancelled: no call starts after it
 	done    chan struct{} // closed when every worker has exited
 	wg      sync.WaitGroup
 	stopped sync.Once
@@ -101,6 +102,7 @@ func (l *listener) start() {
 // stop cancels the workers; started reports whether start was called.
 func (l *listener) stop(started bool) {
 	l.stopped.Do(func() {
+		l.removed.Store(true)
 		l.cancel()
 		if !started {
 			close(l.done)
@@ -170,6 +172,9 @@ func (w *worker) run() {
 				buf = batch[:0] // keep a buffer grown by an overflow drain
 			}
 			for i := range batch {
+				if w.l.removed.Load() {
+					return // RemoveEventHandler has returned: deliver nothing more
+				}
 				n := &batch[i]
 				var start time.Time
 				if timed {

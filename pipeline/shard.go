@@ -160,21 +160,15 @@ func (s *shard) flush() {
 	}
 }
 
-// applyControl adds and removes listeners as requested. A joining listener
-// first receives this shard's cache contents as initial-list adds.
+// applyControl adds and removes listeners as requested, joins first: a
+// removal is always requested after its join, possibly in the same round. A
+// joining listener first receives this shard's cache contents as
+// initial-list adds.
 func (s *shard) applyControl() {
 	s.ctl.Lock()
 	join, remove := s.ctl.join, s.ctl.remove
 	s.ctl.join, s.ctl.remove = nil, nil
 	s.ctl.Unlock()
-	for _, l := range remove {
-		for i, sl := range s.listeners {
-			if sl.l == l {
-				s.listeners = append(s.listeners[:i], s.listeners[i+1:]...)
-				break
-			}
-		}
-	}
 	for _, l := range join {
 		sl := newShardListener(s.id, l)
 		s.part.Range(func(key string, obj any) bool {
@@ -185,5 +179,13 @@ func (s *shard) applyControl() {
 		s.flush()
 		l.joinsPending.Add(-1)
 		l.checkSynced()
+	}
+	for _, l := range remove {
+		for i, sl := range s.listeners {
+			if sl.l == l {
+				s.listeners = append(s.listeners[:i], s.listeners[i+1:]...)
+				break
+			}
+		}
 	}
 }
