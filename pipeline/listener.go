@@ -190,7 +190,7 @@ func (w *worker) run() {
 			}
 			clear(batch) // let the GC have the objects
 		}
-		if w.l.ctx.Err() != nil {
+		if w.l.removed.Load() {
 			return
 		}
 		if progress {
