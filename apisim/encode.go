@@ -199,15 +199,7 @@ func (f *frameWriter) writeEvent(typ string, body []byte) error {
 	h = append(h, podTypeMeta...)
 	h = protoTag(h, 2)
 	h = binary.AppendUvarint(h, uint64(len(body)))
-	f.hdr = h
-	if _, err := f.w.Write(h); err != nil {
-		return err
-	}
-	if _, err := f.w.Write(body); err != nil {
-		return err
-	}
-	_, err := f.w.Write(protoUnknownTail)
-	return err
+	return f.writeEnveloped(h, body)
 }
 
 // writeRawEvent writes one watch event whose object is a complete encoded
@@ -235,6 +227,20 @@ func (f *frameWriter) writeRawEvent(typ string, obj []byte) error {
 	return err
 }
 
+// writeEnveloped writes a protobuf header h (kept for reuse), the pod bytes and
+// the runtime.Unknown tail that closes the envelope.
+func (f *frameWriter) writeEnveloped(h, body []byte) error {
+	f.hdr = h
+	if _, err := f.w.Write(h); err != nil {
+		return err
+	}
+	if _, err := f.w.Write(body); err != nil {
+		return err
+	}
+	_, err := f.w.Write(protoUnknownTail)
+	return err
+}
+
 // writeObject writes one pod as a complete object (GET response).
 func (f *frameWriter) writeObject(body []byte) error {
 	if f.ct == ctJSON {
@@ -251,15 +257,7 @@ func (f *frameWriter) writeObject(body []byte) error {
 	h = append(h, podTypeMeta...)
 	h = protoTag(h, 2)
 	h = binary.AppendUvarint(h, uint64(len(body)))
-	f.hdr = h
-	if _, err := f.w.Write(h); err != nil {
-		return err
-	}
-	if _, err := f.w.Write(body); err != nil {
-		return err
-	}
-	_, err := f.w.Write(protoUnknownTail)
-	return err
+	return f.writeEnveloped(h, body)
 }
 
 // writeList writes a PodList holding items, whose encodings for f.ct must
