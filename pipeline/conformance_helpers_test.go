@@ -491,16 +491,6 @@ func (r *eventLog) countKind(kind string) int {
 	return n
 }
 
-func (r *eventLog) knownCopy() map[string]string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := make(map[string]string, len(r.known))
-	for k, v := range r.known {
-		out[k] = v
-	}
-	return out
-}
-
 // checkConsistent fails the test for every inconsistency the log saw.
 func (r *eventLog) checkConsistent(t *testing.T) {
 	t.Helper()

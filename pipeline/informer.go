@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -229,19 +230,14 @@ func (inf *Informer) RemoveEventHandler(handle cache.ResourceEventHandlerRegistr
 	}
 	inf.mu.Lock()
 	defer inf.mu.Unlock()
-	i := indexOf(inf.mu.listeners, l)
+	i := slices.Index(inf.mu.listeners, l)
 	if i < 0 {
 		return nil
 	}
-	inf.mu.listeners = append(inf.mu.listeners[:i], inf.mu.listeners[i+1:]...)
+	inf.mu.listeners = slices.Delete(inf.mu.listeners, i, i+1)
 	if !inf.mu.started {
 		for _, s := range inf.shards {
-			for j, sl := range s.listeners {
-				if sl.l == l {
-					s.listeners = append(s.listeners[:j], s.listeners[j+1:]...)
-					break
-				}
-			}
+			s.drop(l)
 		}
 	} else if !inf.mu.stopped {
 		for _, s := range inf.shards {
@@ -250,15 +246,6 @@ func (inf *Informer) RemoveEventHandler(handle cache.ResourceEventHandlerRegistr
 	}
 	l.stop(inf.mu.started)
 	return nil
-}
-
-func indexOf(ls []*listener, l *listener) int {
-	for i, x := range ls {
-		if x == l {
-			return i
-		}
-	}
-	return -1
 }
 
 // GetStore implements cache.SharedInformer.

@@ -80,7 +80,7 @@ func (o *outlet) push(ctx context.Context, n notification) (spilled, merged, ini
 	if o.policy == Block {
 		for !o.ring.Push(n) {
 			if !o.ring.WaitSpace(ctx) {
-				return 0, 0, initialDelta - initialOf(n)
+				return 0, 0, -initialOf(n) // given up: n will never be handled
 			}
 		}
 		o.touched = true

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -181,11 +182,11 @@ func (s *shard) applyControl() {
 		l.checkSynced()
 	}
 	for _, l := range remove {
-		for i, sl := range s.listeners {
-			if sl.l == l {
-				s.listeners = append(s.listeners[:i], s.listeners[i+1:]...)
-				break
-			}
-		}
+		s.drop(l)
 	}
+}
+
+// drop stops publishing to l. Drain goroutine only, or inf.mu held before Run.
+func (s *shard) drop(l *listener) {
+	s.listeners = slices.DeleteFunc(s.listeners, func(sl *shardListener) bool { return sl.l == l })
 }

@@ -80,8 +80,6 @@ func parseMix(s string) (mix, error) {
 	return mix{w[0], w[1], w[2]}, nil
 }
 
-var errUsage = errors.New("usage")
-
 // parseFlags parses args (without the program name). Usage and errors go to
 // stderr; a -h/--help request returns flag.ErrHelp.
 func parseFlags(args []string, stderr io.Writer) (config, error) {
