@@ -231,18 +231,15 @@ func (c *Cluster) Bookmark() {
 	}
 }
 
+// bookmarkLocked returns a bookmark object: an empty item of the resource
+// carrying only the current resourceVersion and annotations.
 // REQUIRES: c.mu held.
 func (c *Cluster) bookmarkLocked(annotations map[string]string) runtime.Object {
-	obj := c.emptyObjectLocked()
+	obj := newItem(c.cfg.NewList())
 	m, _ := meta.Accessor(obj)
 	m.SetResourceVersion(strconv.FormatUint(c.mu.rv, 10))
 	m.SetAnnotations(annotations)
 	return obj
-}
-
-// emptyObjectLocked returns a zero object of the resource's item type.
-func (c *Cluster) emptyObjectLocked() runtime.Object {
-	return newItem(c.cfg.NewList())
 }
 
 // Watches returns the number of open watches.
