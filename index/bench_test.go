@@ -2,6 +2,7 @@ package index
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -158,4 +159,32 @@ func BenchmarkUpdateLoop(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkMemory measures the heap an indexer retains per object beyond the objects themselves
+// (pods built before the first measurement, keys computed by Add as in an informer), with the
+// namespace index, for client-go's indexer and a Sharded.
+func BenchmarkMemory(b *testing.B) {
+	_, v := benchPods()
+	for _, impl := range impls {
+		b.Run("impl="+impl, func(b *testing.B) {
+			var perObject float64
+			for range b.N {
+				before := liveHeap()
+				idx := newBenchIndexer(b, impl, v[0])
+				after := liveHeap()
+				perObject += float64(int64(after)-int64(before)) / float64(len(v[0]))
+				runtime.KeepAlive(idx)
+			}
+			b.ReportMetric(perObject/float64(b.N), "B/object")
+		})
+	}
+}
+
+// liveHeap returns the heap in use after a full collection.
+func liveHeap() uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
 }

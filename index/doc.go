@@ -5,9 +5,10 @@
 // objects and every index over them. A partition is written by one goroutine at a time and read by
 // any number, and — the point of the package — readers never block its writer for longer than one
 // small map operation. client-go guards its whole cache with one RWMutex, so listers copying
-// thousands of objects out of ByIndex/List starve the single writer; here the item map and the
-// index sets are xsync MapOfs (lock-free reads) or copy-on-write arrays, and no lock is held while
-// results are copied.
+// thousands of objects out of ByIndex/List starve the single writer; here the item map and large
+// value sets are single-writer open-addressing tables read without locks (table.go), small value
+// sets copy-on-write arrays, the value -> set maps xsync MapOfs, and no lock is held while results
+// are copied. Per object the cache costs about what client-go's maps cost (index.BenchmarkMemory).
 //
 // # Usage
 //
@@ -41,7 +42,7 @@
 // In Go memory-model terms: the writer's store of a version into a cell synchronizes before every
 // load of the cell that returns that version, so a reader that sees a version also sees every set
 // membership the writer added before storing it; the same holds for the state pointer, the small
-// set arrays and, inside xsync, the map entries. A version records each value as its set's own
+// set arrays, the table slots and, inside xsync, the map entries. A version records each value as its set's own
 // string instance, so checking a set member usually compares string pointers only.
 //
 // Consequently, for every read (Get, GetByKey, List, ListKeys, ByIndex, Index, IndexKeys,
@@ -84,9 +85,9 @@
 //     pipeline only the shard's drain goroutine writes its partition, so mu is uncontended except
 //     when an informer user calls Sharded's write methods or AddIndexers.
 //   - SetSyncMark is lock-free and may be called from any goroutine; marks never move backwards.
-//   - Reads take no lock. The only locks a reader touches are xsync's per-bucket locks, held while
-//     Range copies one bucket's few entry pointers; this is the "one small map operation" a writer
-//     may wait for.
+//   - Reads take no lock. The only locks a reader touches are xsync's per-bucket locks in the
+//     value -> set maps, held while Range copies one bucket's few entry pointers; this is the "one
+//     small map operation" a writer may wait for.
 //
 // Lock order: Sharded.mu (AddIndexers only) before Partition.mu, one partition at a time. xsync's
 // internal locks are leaves. No callback (index function, Range's f) runs with a lock held other

@@ -7,7 +7,7 @@ import (
 )
 
 // checkInvariants verifies a partition's internal structure. The partition's writer must be idle.
-//   - every cell in the item map is published, under its own key; live counts them;
+//   - every table is well formed (checkTable); every cell in the item map is published;
 //   - a version has one value list per index, without repeated values;
 //   - cell c is in the set of (index i, value v) iff v is among its version's values for i;
 //   - no set is empty; a small set has at most smallSetMax members; a large one more than demoteAt.
@@ -26,20 +26,20 @@ func checkInvariants(p *Partition) error {
 		err = fmt.Errorf(format, args...)
 		return false
 	}
-	n := 0
-	s.items.Range(func(key string, c *cell) bool {
-		n++
-		if c.key != key {
-			return fail("item %q holds cell of %q", key, c.key)
-		}
+	if err := checkTable(s.items); err != nil {
+		return fmt.Errorf("item map: %w", err)
+	}
+	s.items.each(func(c *cell) bool {
+		key := c.key
 		ver := c.cur.Load()
 		if ver == nil {
 			return fail("item %q is unpublished while the writer is idle", key)
 		}
-		if len(ver.vals) != len(s.idx) {
-			return fail("item %q has values for %d indexes, want %d", key, len(ver.vals), len(s.idx))
+		if ver.rest != nil && len(*ver.rest) != len(s.idx)-1 {
+			return fail("item %q has values for %d indexes, want %d", key, len(*ver.rest)+1, len(s.idx))
 		}
-		for i, vals := range ver.vals {
+		for i := range s.idx {
+			vals := ver.valuesOf(i)
 			for j, v := range vals {
 				if slices.Contains(vals[:j], v) {
 					return fail("item %q index %q: value %q repeated in %q", key, s.idx[i].name, v, vals)
@@ -58,9 +58,6 @@ func checkInvariants(p *Partition) error {
 	if err != nil {
 		return err
 	}
-	if live := s.live.Load(); live != int64(n) {
-		return fmt.Errorf("live = %d, item map holds %d", live, n)
-	}
 	for pos, ix := range s.idx {
 		ix.sets.Range(func(v string, vs *valueSet) bool {
 			size := 0
@@ -68,18 +65,12 @@ func checkInvariants(p *Partition) error {
 				if vs.small.Load() != nil {
 					return fail("index %q value %q: large set with a small array", ix.name, v)
 				}
-				size = vs.large.Size()
+				size = int(vs.large.live.Load())
 				if size <= demoteAt {
 					return fail("index %q value %q: large set of %d", ix.name, v, size)
 				}
-				vs.large.Range(func(key string, c *cell) bool {
-					if c.key != key {
-						return fail("index %q value %q: key %q holds cell of %q", ix.name, v, key, c.key)
-					}
-					return true
-				})
-				if err != nil {
-					return false
+				if terr := checkTable(vs.large); terr != nil {
+					return fail("index %q value %q: %w", ix.name, v, terr)
 				}
 			} else {
 				sm := vs.small.Load()
@@ -97,7 +88,7 @@ func checkInvariants(p *Partition) error {
 				return fail("index %q value %q: empty set kept", ix.name, v)
 			}
 			vs.each(func(c *cell) bool {
-				if got, ok := s.items.Load(c.key); !ok || got != c {
+				if got := s.items.find(c.key, hashKey(c.key)); got != c {
 					return fail("index %q value %q: member %q is not the item's cell", ix.name, v, c.key)
 				}
 				if !c.cur.Load().indexedUnder(pos, v) {
@@ -110,6 +101,51 @@ func checkInvariants(p *Partition) error {
 		if err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// checkTable verifies a table: live and used count its members and occupied slots, there are
+// empty slots, each member is there once with its tag and is reached by probing from its hash
+// without crossing an empty slot, and the load is within the bounds the writer keeps.
+func checkTable(t *table) error {
+	a := t.arr.Load()
+	n, used := 0, 0
+	seen := make(map[*cell]bool)
+	for i := range a.cells {
+		c := a.cells[i].Load()
+		if c == nil {
+			continue
+		}
+		used++
+		if c == tombstone {
+			continue
+		}
+		n++
+		if seen[c] {
+			return fmt.Errorf("%q twice", c.key)
+		}
+		seen[c] = true
+		h := hashKey(c.key)
+		if got := a.tag(uint64(i)); got != tagOf(h) {
+			return fmt.Errorf("%q: tag %#x, want %#x", c.key, got, tagOf(h))
+		}
+		mask := uint64(len(a.cells) - 1)
+		for j := h & mask; j != uint64(i); j = (j + 1) & mask {
+			if a.cells[j].Load() == nil {
+				return fmt.Errorf("%q at slot %d is not reachable from slot %d", c.key, i, h&mask)
+			}
+		}
+	}
+	switch {
+	case int64(n) != t.live.Load():
+		return fmt.Errorf("live = %d, holds %d", t.live.Load(), n)
+	case used != t.used:
+		return fmt.Errorf("used = %d, %d slots occupied", t.used, used)
+	case used*4 > len(a.cells)*3:
+		return fmt.Errorf("%d of %d slots occupied", used, len(a.cells))
+	case len(a.cells) > minSlots && n*8 < len(a.cells):
+		return fmt.Errorf("%d members in %d slots: not shrunk", n, len(a.cells))
 	}
 	return nil
 }

@@ -8,7 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/puzpuzpuz/xsync/v3"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -38,8 +37,9 @@ type Partition struct {
 		// Mutex serialises all writes to st and to everything reachable from it.
 		sync.Mutex
 		// scratch holds the index values computed by an Upsert before they are known to differ
-		// from the previous ones; emptied (cleared) after every use.
-		scratch [][]string
+		// from the previous ones, and rec the values it records; both emptied (cleared) after
+		// every use.
+		scratch, rec [][]string
 	}
 }
 
@@ -48,8 +48,7 @@ type Partition struct {
 // AddIndexers (same items, more indexes), so the indexer set a reader sees always matches the
 // indexes it can query.
 type state struct {
-	items  *xsync.MapOf[string, *cell]
-	live   *atomic.Int64  // number of published cells in items; shared by states sharing items
+	items  *table         // every key's cell; its live count is the number of published cells
 	idx    []*index       // by position; a version's vals are indexed by the same positions
 	byName map[string]int // index name -> position in idx
 }
@@ -63,22 +62,51 @@ type cell struct {
 	cur atomic.Pointer[version]
 }
 
-// version is an immutable (object, index values) pair. vals[i] are the values the object is indexed
-// under in index position i: exactly the sets the writer put the cell in, recorded so that removal
-// never has to call an index function again, and so that readers can tell whether a member of a set
-// is currently indexed under that set's value. Each recorded string is its set's valueSet.value
-// instance, so that check usually compares pointers only (and values are stored once per set).
+// version is an immutable (object, index values) pair. The values in index position i are the values
+// the object is indexed under in that index: exactly the sets the writer put the cell in, recorded
+// so that removal never has to call an index function again, and so that readers can tell whether
+// a member of a set is currently indexed under that set's value. Each recorded string is its set's
+// valueSet.value instance, so that check usually compares pointers only (and values are stored once
+// per set); a single value is recorded as its set's valueSet.one, shared by every member.
+//
+// Position 0 is stored inline, so that with the usual single index a version is one 48-byte object
+// and a reader checks a member with one cache miss; later positions are a separate slice shared by
+// the versions of a cell while they do not change.
 type version struct {
-	obj  any
-	vals [][]string
+	obj   any
+	first []string    // values in index position 0
+	rest  *[][]string // values in positions 1...; nil with fewer than two indexes
+}
+
+// newVersion returns a version of obj recording vals (by position); the caller may reuse vals.
+func newVersion(obj any, vals [][]string) *version {
+	v := &version{obj: obj}
+	if len(vals) > 0 {
+		v.first = vals[0]
+	}
+	if len(vals) > 1 {
+		rest := slices.Clone(vals[1:])
+		v.rest = &rest
+	}
+	return v
+}
+
+// with returns a version of obj with v's values.
+func (v *version) with(obj any) *version {
+	return &version{obj: obj, first: v.first, rest: v.rest}
 }
 
 // valuesOf returns the recorded values for index position i; nil for a nil version.
 func (v *version) valuesOf(i int) []string {
-	if v == nil || i >= len(v.vals) {
+	switch {
+	case v == nil:
+		return nil
+	case i == 0:
+		return v.first
+	case v.rest == nil || i > len(*v.rest):
 		return nil
 	}
-	return v.vals[i]
+	return (*v.rest)[i-1]
 }
 
 // indexedUnder reports whether the version is published (non-nil) and indexed under value x at
@@ -96,8 +124,7 @@ type syncMark struct {
 func NewPartition(indexers cache.Indexers) *Partition {
 	p := &Partition{}
 	s := &state{
-		items:  xsync.NewMapOf[string, *cell](),
-		live:   new(atomic.Int64),
+		items:  newTable(0),
 		byName: make(map[string]int, len(indexers)),
 	}
 	for _, name := range sortedNames(indexers) {
@@ -113,8 +140,8 @@ func NewPartition(indexers cache.Indexers) *Partition {
 
 // Get returns the object stored under key.
 func (p *Partition) Get(key string) (obj any, ok bool) {
-	c, ok := p.st.Load().items.Load(key)
-	if !ok {
+	c := p.st.Load().items.find(key, hashKey(key))
+	if c == nil {
 		return nil, false
 	}
 	ver := c.cur.Load()
@@ -126,19 +153,19 @@ func (p *Partition) Get(key string) (obj any, ok bool) {
 
 // Len returns the number of objects.
 func (p *Partition) Len() int {
-	return int(p.st.Load().live.Load())
+	return int(p.st.Load().items.live.Load())
 }
 
 // Range calls f for every object until f returns false, each key at most once, with the object it
 // had at some moment during the call (see doc.go). It holds no lock while f runs, so f may call any
 // method of the partition, including writes (whose effect Range may or may not observe).
 func (p *Partition) Range(f func(key string, obj any) bool) {
-	p.st.Load().items.Range(func(key string, c *cell) bool {
+	p.st.Load().items.each(func(c *cell) bool {
 		ver := c.cur.Load()
 		if ver == nil {
 			return true
 		}
-		return f(key, ver.obj)
+		return f(c.key, ver.obj)
 	})
 }
 
@@ -160,7 +187,9 @@ func (p *Partition) Upsert(key string, obj any) (old any, existed bool, err erro
 // of its new values, publish the new version, remove the cell from the sets of its old values.
 // REQUIRES: p.mu held.
 func (p *Partition) upsertLocked(s *state, key string, obj any) (any, bool, error) {
-	c, existed := s.items.Load(key)
+	h := hashKey(key)
+	c := s.items.find(key, h)
+	existed := c != nil
 	var prev *version
 	if existed {
 		prev = c.cur.Load()
@@ -185,30 +214,28 @@ func (p *Partition) upsertLocked(s *state, key string, obj any) (any, bool, erro
 	if unchanged {
 		clear(vals)
 		p.mu.scratch = vals[:0]
-		c.cur.Store(&version{obj: obj, vals: prev.vals})
+		c.cur.Store(prev.with(obj))
 		return prev.obj, true, err
 	}
 
 	if !existed {
 		c = &cell{key: key}
-		s.items.Store(key, c)
+		s.items.insert(c, h)
 	}
-	var newVals [][]string
-	if len(vals) > 0 {
-		newVals = make([][]string, len(vals))
-	}
+	rec := p.mu.rec[:0]
 	for i, ix := range s.idx {
-		newVals[i] = recordLocked(ix, c, prev.valuesOf(i), vals[i])
+		rec = append(rec, recordLocked(ix, c, prev.valuesOf(i), vals[i]))
 	}
+	ver := newVersion(obj, rec)
 	clear(vals)
-	p.mu.scratch = vals[:0]
-	c.cur.Store(&version{obj: obj, vals: newVals})
+	clear(rec)
+	p.mu.scratch, p.mu.rec = vals[:0], rec[:0]
+	c.cur.Store(ver)
 	if !existed {
-		s.live.Add(1)
 		return nil, false, err
 	}
 	for i, ix := range s.idx {
-		forEachMissing(prev.valuesOf(i), newVals[i], func(v string) { ix.removeLocked(v, c) })
+		forEachMissing(prev.valuesOf(i), ver.valuesOf(i), func(v string) { ix.removeLocked(v, c) })
 	}
 	return prev.obj, true, err
 }
@@ -218,14 +245,14 @@ func (p *Partition) Delete(key string) (old any, existed bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	s := p.st.Load()
-	c, ok := s.items.Load(key)
-	if !ok {
+	h := hashKey(key)
+	c := s.items.find(key, h)
+	if c == nil {
 		return nil, false
 	}
 	// Unpublish first: from here on no reader returns the object, whichever map it finds the cell in.
 	prev := c.cur.Swap(nil)
-	s.live.Add(-1)
-	s.items.Delete(key)
+	s.items.remove(c, h)
 	for i, ix := range s.idx {
 		for _, v := range prev.valuesOf(i) {
 			ix.removeLocked(v, c)
@@ -243,8 +270,7 @@ func (p *Partition) Replace(items map[string]any) error {
 	defer p.mu.Unlock()
 	old := p.st.Load()
 	s := &state{
-		items:  xsync.NewMapOf[string, *cell](xsync.WithPresize(len(items))),
-		live:   new(atomic.Int64),
+		items:  newTable(len(items)),
 		byName: old.byName,
 		idx:    make([]*index, len(old.idx)),
 	}
@@ -275,7 +301,6 @@ func (p *Partition) AddIndexers(indexers cache.Indexers) error {
 	}
 	s := &state{
 		items:  old.items,
-		live:   old.live,
 		idx:    slices.Clone(old.idx),
 		byName: make(map[string]int, len(old.byName)+len(indexers)),
 	}
@@ -289,21 +314,23 @@ func (p *Partition) AddIndexers(indexers cache.Indexers) error {
 	}
 
 	var errs []error
-	old.items.Range(func(key string, c *cell) bool {
+	old.items.each(func(c *cell) bool {
 		ver := c.cur.Load() // published: only this writer unpublishes, and it holds mu
 		vals := make([][]string, len(s.idx))
-		copy(vals, ver.vals)
+		for i := range base {
+			vals[i] = ver.valuesOf(i)
+		}
 		for i := base; i < len(s.idx); i++ {
 			ix := s.idx[i]
 			v, err := ix.fn(ver.obj)
 			if err != nil {
-				errs = append(errs, fmt.Errorf("%w: index %q, key %q: %w", ErrIndexFunc, ix.name, key, err))
+				errs = append(errs, fmt.Errorf("%w: index %q, key %q: %w", ErrIndexFunc, ix.name, c.key, err))
 				continue
 			}
 			vals[i] = recordLocked(ix, c, nil, dedup(v))
 		}
 		// Same object, longer vals: invisible to readers of the old state, needed by the new one.
-		c.cur.Store(&version{obj: ver.obj, vals: vals})
+		c.cur.Store(newVersion(ver.obj, vals))
 		return true
 	})
 	p.st.Store(s)
@@ -350,14 +377,22 @@ func (p *Partition) Indexers() cache.Indexers {
 
 // recordLocked adds c to the sets of the values in next that are not in prev and returns the
 // values to record in c's new version: prev itself if next has the same values in the same order,
-// otherwise next with every value replaced by its set's string instance (valueSet.value).
+// its set's valueSet.one for a single value, otherwise next with every value replaced by its set's
+// string instance (valueSet.value).
 // REQUIRES: p.mu held; next has no repeated value.
 func recordLocked(ix *index, c *cell, prev, next []string) []string {
 	if slices.Equal(prev, next) {
 		return prev
 	}
-	if len(next) == 0 {
+	switch len(next) {
+	case 0:
 		return nil
+	case 1:
+		if contains(prev, next[0]) {
+			vs, _ := ix.sets.Load(next[0]) // c is a member, so the set exists
+			return vs.one
+		}
+		return ix.addLocked(next[0], c).one
 	}
 	out := make([]string, len(next))
 	var old map[string]string
@@ -377,7 +412,7 @@ func recordLocked(ix *index, c *cell, prev, next []string) []string {
 			out[j] = prev[k]
 			continue
 		}
-		out[j] = ix.addLocked(v, c)
+		out[j] = ix.addLocked(v, c).value
 	}
 	return out
 }

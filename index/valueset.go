@@ -7,8 +7,8 @@ import (
 )
 
 // Value sets small enough to copy are kept as an immutable array replaced on every change; larger
-// ones are an xsync MapOf. A MapOf never has fewer than 32 buckets of 64 bytes, far too much for the
-// typical index value (an owner UID, a node with a few pods), while copying 8 pointers is cheap.
+// ones are a table. Copying 8 pointers is cheap, and the typical index value (an owner UID, a node
+// with a few pods) has few members.
 const (
 	smallSetMax = 8               // largest set kept as an array; one more member promotes it
 	demoteAt    = smallSetMax / 2 // a map that shrinks to this size becomes an array again
@@ -30,15 +30,17 @@ type smallSet struct {
 // a lock. Must not be copied.
 type valueSet struct {
 	// value is the set's value, and the one string instance of it that versions record (see
-	// version.vals): a reader checking a member compares string pointers, not bytes, in the common
+	// version.valuesOf): a reader checking a member compares string pointers, not bytes, in the common
 	// case.
 	value string
-	small atomic.Pointer[smallSet]    // the members when large == nil
-	large *xsync.MapOf[string, *cell] // key -> cell; fixed at creation, nil for a small set
+	// one is []string{value}: what a version records when this is its only value in the index.
+	one   []string
+	small atomic.Pointer[smallSet] // the members when large == nil
+	large *table                   // fixed at creation, nil for a small set
 }
 
 func newSmallValueSet(v string, c *cell) *valueSet {
-	vs := &valueSet{value: v}
+	vs := &valueSet{value: v, one: []string{v}}
 	sm := &smallSet{n: 1}
 	sm.cells[0] = c
 	vs.small.Store(sm)
@@ -48,7 +50,7 @@ func newSmallValueSet(v string, c *cell) *valueSet {
 // sizeHint returns the number of members (valid or not) for preallocation.
 func (vs *valueSet) sizeHint() int {
 	if vs.large != nil {
-		return vs.large.Size()
+		return int(vs.large.live.Load())
 	}
 	return vs.small.Load().n
 }
@@ -57,7 +59,7 @@ func (vs *valueSet) sizeHint() int {
 // may not be visited; a member present throughout the call is visited exactly once.
 func (vs *valueSet) each(f func(c *cell) bool) {
 	if vs.large != nil {
-		vs.large.Range(func(_ string, c *cell) bool { return f(c) })
+		vs.large.each(f)
 		return
 	}
 	sm := vs.small.Load()
@@ -82,7 +84,7 @@ func (vs *valueSet) appendObjects(dst []any, pos int) []any {
 		}
 		return dst
 	}
-	vs.large.Range(func(_ string, c *cell) bool {
+	vs.large.each(func(c *cell) bool {
 		if ver := c.cur.Load(); ver.indexedUnder(pos, v) {
 			dst = append(dst, ver.obj)
 		}
@@ -126,18 +128,19 @@ func newIndex(name string, fn func(obj any) ([]string, error)) *index {
 	return &index{name: name, fn: fn, sets: xsync.NewMapOf[string, *valueSet]()}
 }
 
-// addLocked adds c to the set of value v, creating the set if needed, and returns the set's
-// value string, which the caller records in c's version.
+// addLocked adds c to the set of value v, creating the set if needed, and returns the set, whose
+// value (or one) the caller records in c's version.
 // REQUIRES: the owning Partition.mu held; c is not already in the set.
-func (ix *index) addLocked(v string, c *cell) string {
+func (ix *index) addLocked(v string, c *cell) *valueSet {
 	vs, ok := ix.sets.Load(v)
 	if !ok {
-		ix.sets.Store(v, newSmallValueSet(v, c))
-		return v
+		vs = newSmallValueSet(v, c)
+		ix.sets.Store(v, vs)
+		return vs
 	}
 	if vs.large != nil {
-		vs.large.Store(c.key, c)
-		return vs.value
+		vs.large.insert(c, hashKey(c.key))
+		return vs
 	}
 	sm := vs.small.Load()
 	if sm.n < smallSetMax {
@@ -145,16 +148,18 @@ func (ix *index) addLocked(v string, c *cell) string {
 		next.cells[next.n] = c
 		next.n++
 		vs.small.Store(&next)
-		return vs.value
+		return vs
 	}
-	// Promote: build the map fully, then publish it with one store into the index.
-	m := xsync.NewMapOf[string, *cell]()
+	// Promote: build the table fully, then publish it with one store into the index. The new set
+	// keeps the value strings that versions record.
+	t := newTable(sm.n + 1)
 	for _, x := range sm.cells[:sm.n] {
-		m.Store(x.key, x)
+		t.insert(x, hashKey(x.key))
 	}
-	m.Store(c.key, c)
-	ix.sets.Store(v, &valueSet{value: vs.value, large: m})
-	return vs.value
+	t.insert(c, hashKey(c.key))
+	large := &valueSet{value: vs.value, one: vs.one, large: t}
+	ix.sets.Store(v, large)
+	return large
 }
 
 // removeLocked removes c from the set of value v and deletes the set once it is empty (an index over
@@ -166,14 +171,14 @@ func (ix *index) removeLocked(v string, c *cell) {
 		return
 	}
 	if vs.large != nil {
-		vs.large.Delete(c.key)
-		switch n := vs.large.Size(); {
+		vs.large.remove(c, hashKey(c.key))
+		switch n := vs.large.live.Load(); {
 		case n == 0:
 			ix.sets.Delete(v)
 		case n <= demoteAt:
-			small := &valueSet{value: vs.value}
+			small := &valueSet{value: vs.value, one: vs.one}
 			sm := &smallSet{}
-			vs.large.Range(func(_ string, x *cell) bool {
+			vs.large.each(func(x *cell) bool {
 				sm.cells[sm.n] = x
 				sm.n++
 				return sm.n < smallSetMax
