@@ -257,10 +257,13 @@ func (t *clusterTarget) populate(ctx context.Context, n int, progress func(int))
 }
 
 // prepare makes a generated pod acceptable to a real API server: no owner
-// (the garbage collector would delete pods of a missing ReplicaSet), the
-// run label, the namespace's default service account.
+// (the garbage collector would delete pods of a missing ReplicaSet), no
+// priority (the Priority admission plugin rejects a PriorityClass that does
+// not exist, and a priority given without one), the run label, the
+// namespace's default service account.
 func (t *clusterTarget) prepare(p *corev1.Pod) *corev1.Pod {
 	p.OwnerReferences = nil
+	p.Spec.PriorityClassName, p.Spec.Priority, p.Spec.PreemptionPolicy = "", nil, nil
 	p.ManagedFields = nil
 	p.Status = corev1.PodStatus{}
 	p.Spec.ServiceAccountName = "default"
