@@ -188,12 +188,18 @@ func (e *Env) resetWatchCounts() {
 	e.lw.watches.Store(0)
 }
 
+// update is one pre-built update event: a new version of a pod and its key.
+type update struct {
+	key string // pod's "ns/name", shared with podSet.keys
+	pod *corev1.Pod
+}
+
 // updates returns n new versions of pods, starting at the env's cursor and
 // wrapping around: shallow copies of the built pods (they share maps and
 // slices, which nobody writes) with Generation numbering the event (1, 2, ...
 // across the env's life). The fake API sets each copy's resourceVersion.
-func (e *Env) updates(n int) []*corev1.Pod {
-	out := make([]*corev1.Pod, n)
+func (e *Env) updates(n int) []update {
+	out := make([]update, n)
 	for i := range out {
 		out[i] = e.updateAt(i)
 	}
@@ -201,12 +207,13 @@ func (e *Env) updates(n int) []*corev1.Pod {
 }
 
 // updateAt returns the i-th update of a batch that starts at the cursor.
-func (e *Env) updateAt(i int) *corev1.Pod {
+func (e *Env) updateAt(i int) update {
+	j := (e.cursor + i) % len(e.set.pods)
 	p := new(corev1.Pod)
-	*p = *e.set.pods[(e.cursor+i)%len(e.set.pods)]
+	*p = *e.set.pods[j]
 	p.ResourceVersion = ""
 	p.Generation = e.nextGen + int64(i) + 1
-	return p
+	return update{key: e.set.keys[j], pod: p}
 }
 
 // batch describes the update events of one timed run.

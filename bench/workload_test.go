@@ -72,9 +72,24 @@ func TestWorkloads(t *testing.T) {
 				if !hasMetric(r, "heap-growth-B/event") {
 					t.Errorf("Stalled(%v): no heap growth in %v", p, r.Metrics)
 				}
+				// A normal handler that saw every event means the informer
+				// drained the watch: nothing may be left to subtract.
+				if metric(r, "done-frac") == 1 && metric(r, "backlog-events") != 0 {
+					t.Errorf("Stalled(%v): every event delivered but backlog-events = %v", p, metric(r, "backlog-events"))
+				}
 			}
 		})
 	}
+}
+
+// metric returns the value of unit in r, or -1 if r has none.
+func metric(r Result, unit string) float64 {
+	for _, m := range r.Metrics {
+		if m.Unit == unit {
+			return m.Value
+		}
+	}
+	return -1
 }
 
 func hasMetric(r Result, unit string) bool {

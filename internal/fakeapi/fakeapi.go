@@ -92,6 +92,18 @@ func (c *Cluster) Update(obj runtime.Object) (runtime.Object, error) {
 	return c.write(watch.Modified, obj)
 }
 
+// UpdateKeyed is Update for a caller that already has obj's key ("ns/name"),
+// such as a benchmark producer: it skips building the key from the object's
+// namespace and name (an allocation, and a read of strings that are often
+// cold in memory). The caller guarantees that k is obj's key; race and
+// invariants builds check it and panic if not.
+func (c *Cluster) UpdateKeyed(k string, obj runtime.Object) (runtime.Object, error) {
+	if invariants && key(obj) != k {
+		panic(fmt.Sprintf("fakeapi: UpdateKeyed(%q) of an object whose key is %q", k, key(obj)))
+	}
+	return c.writeKeyed(watch.Modified, k, obj)
+}
+
 // Delete removes the object with key ("ns/name").
 func (c *Cluster) Delete(k string) (runtime.Object, error) {
 	c.mu.Lock()
@@ -128,7 +140,11 @@ func (c *Cluster) Remove(k string) {
 }
 
 func (c *Cluster) write(t watch.EventType, obj runtime.Object) (runtime.Object, error) {
-	k := key(obj)
+	return c.writeKeyed(t, key(obj), obj)
+}
+
+// writeKeyed stores obj under k, its key, and emits t.
+func (c *Cluster) writeKeyed(t watch.EventType, k string, obj runtime.Object) (runtime.Object, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	_, exists := c.mu.objs[k]
@@ -240,6 +256,20 @@ func (c *Cluster) bookmarkLocked(annotations map[string]string) runtime.Object {
 	m.SetResourceVersion(strconv.FormatUint(c.mu.rv, 10))
 	m.SetAnnotations(annotations)
 	return obj
+}
+
+// Backlog returns the number of events sent to open watches that their
+// clients have not received yet: the longest of their buffers (see
+// Config.WatchBuffer). Those events, and the objects they carry, are held by
+// the cluster until received.
+func (c *Cluster) Backlog() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for w := range c.mu.watchers {
+		n = max(n, len(w.ch))
+	}
+	return n
 }
 
 // Watches returns the number of open watches.
