@@ -27,7 +27,10 @@ type Keyed struct {
 
 // Item is one popped key with its deltas, oldest first.
 type Item struct {
-	Key    string
+	Key string
+	// Deltas is valid until the next Pop: it lives in a buffer the queue
+	// reuses (a key's first delta is kept inline, so queuing a key does not
+	// allocate a slice).
 	Deltas cache.Deltas
 	// Initial reports whether the key belongs to the initial population (the
 	// isInInitialList flag of the notifications it produces).
@@ -86,10 +89,11 @@ type Queue struct {
 
 	mu struct {
 		sync.Mutex
-		items    map[string]cache.Deltas // queued keys
-		order    []string                // queued keys, oldest first; order[head:] are live
+		items    map[string]queued // queued keys
+		order    []string          // queued keys, oldest first; order[head:] are live
 		head     int
-		inflight map[string]cache.Deltas // popped, not yet Done
+		inflight map[string]newest // popped, not yet Done: the state they bring
+		popped   cache.Deltas      // the deltas of the last Pop's items
 		marks    []pendingMark
 		pushed   uint64 // keys ever appended to order
 		done     uint64 // keys ever Done
@@ -116,8 +120,8 @@ func New(cfg Config) (*Queue, error) {
 		synced:    make(chan struct{}),
 	}
 	q.space.L = &q.mu
-	q.mu.items = make(map[string]cache.Deltas)
-	q.mu.inflight = make(map[string]cache.Deltas)
+	q.mu.items = make(map[string]queued)
+	q.mu.inflight = make(map[string]newest)
 	return q, nil
 }
 
@@ -264,34 +268,61 @@ func (q *Queue) Mark(m Mark) {
 // queued and in flight is applied.
 // REQUIRES: q.mu held.
 func (q *Queue) existsAfterPendingLocked(key string) (any, bool) {
-	if d, ok := q.mu.items[key]; ok {
-		return newestState(d)
+	if e, ok := q.mu.items[key]; ok {
+		n := stateAfter(*e.last())
+		return n.obj, n.exists
 	}
-	if d, ok := q.mu.inflight[key]; ok {
-		return newestState(d)
+	if n, ok := q.mu.inflight[key]; ok {
+		return n.obj, n.exists
 	}
 	return q.known.Get(key)
 }
 
-func newestState(d cache.Deltas) (any, bool) {
-	newest := d[len(d)-1]
-	if newest.Type == cache.Deleted {
-		return nil, false
+// queued is a queued key's deltas, oldest first: first, then more.
+type queued struct {
+	first cache.Delta
+	more  cache.Deltas
+}
+
+func (e *queued) last() *cache.Delta {
+	if n := len(e.more); n > 0 {
+		return &e.more[n-1]
 	}
-	return newest.Object, true
+	return &e.first
+}
+
+func (e *queued) len() int { return 1 + len(e.more) }
+
+// newest is the state of a key once a delta is applied.
+type newest struct {
+	obj    any
+	exists bool
+}
+
+func stateAfter(d cache.Delta) newest {
+	if d.Type == cache.Deleted {
+		return newest{}
+	}
+	return newest{obj: d.Object, exists: true}
 }
 
 // appendLocked adds a delta to key's list, collapsing duplicate deletions.
 // REQUIRES: q.mu held.
 func (q *Queue) appendLocked(key string, d cache.Delta) {
-	old, queued := q.mu.items[key]
-	if n := len(old); n > 0 && d.Type == cache.Deleted && old[n-1].Type == cache.Deleted {
-		if _, tomb := old[n-1].Object.(cache.DeletedFinalStateUnknown); tomb {
-			old[n-1] = d // keep the deletion that carries the real final state
+	e, queued := q.mu.items[key]
+	if queued {
+		if last := e.last(); d.Type == cache.Deleted && last.Type == cache.Deleted {
+			if _, tomb := last.Object.(cache.DeletedFinalStateUnknown); tomb {
+				*last = d // keep the deletion that carries the real final state
+				q.mu.items[key] = e
+			}
+			return
 		}
-		return
+		e.more = append(e.more, d)
+	} else {
+		e.first = d
 	}
-	q.mu.items[key] = append(old, d)
+	q.mu.items[key] = e
 	q.mu.deltas++
 	if !queued {
 		q.mu.order = append(q.mu.order, key)
@@ -308,19 +339,33 @@ func (q *Queue) ringLocked() { q.Wake() }
 
 // Pop moves up to limit queued keys (at least one) into dst and marks them in flight. It never
 // blocks; it returns dst unchanged when nothing is queued. Every Pop must be
-// followed by Done with the same items. Consumer only.
+// followed by Done with the same items. The items' Deltas are valid until the
+// next Pop. Consumer only.
 func (q *Queue) Pop(dst []Item, limit int) []Item {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	clear(q.mu.popped) // drop the last Pop's objects
+	buf := q.mu.popped[:0]
 	live := q.mu.order[q.mu.head:]
 	n := min(max(limit, 1), len(live))
+	first := len(dst)
 	for i, key := range live[:n] {
-		d := q.mu.items[key]
+		e := q.mu.items[key]
 		delete(q.mu.items, key)
-		q.mu.inflight[key] = d
-		q.mu.deltas -= len(d)
-		dst = append(dst, Item{Key: key, Deltas: d, Initial: i < q.mu.initial})
+		q.mu.inflight[key] = stateAfter(*e.last())
+		q.mu.deltas -= e.len()
+		buf = append(append(buf, e.first), e.more...)
+		dst = append(dst, Item{Key: key, Deltas: buf[len(buf)-e.len():], Initial: i < q.mu.initial})
 	}
+	// Point the items into the final buffer (appending may have moved it),
+	// each capped so that appending to one cannot overwrite the next.
+	at := 0
+	for i := first; i < len(dst); i++ {
+		k := len(dst[i].Deltas)
+		dst[i].Deltas = buf[at : at+k : at+k]
+		at += k
+	}
+	q.mu.popped = buf
 	clear(live[:n])
 	q.mu.head += n
 	if n > 0 && q.maxQueued > 0 {
@@ -328,7 +373,7 @@ func (q *Queue) Pop(dst []Item, limit int) []Item {
 	}
 	if q.mu.head == len(q.mu.order) {
 		if q.mu.peak > shrinkAbove {
-			q.mu.items, q.mu.order, q.mu.peak = make(map[string]cache.Deltas), nil, 0
+			q.mu.items, q.mu.order, q.mu.peak = make(map[string]queued), nil, 0
 		}
 		q.mu.order, q.mu.head = q.mu.order[:0], 0
 	} else if q.mu.head > 1024 && q.mu.head > len(q.mu.order)/2 {
