@@ -63,6 +63,17 @@ type Config struct {
 	// from history, or fails with 410 Expired once history is gone (etcd
 	// compaction semantics). Default 32; negative keeps none.
 	ListSnapshots int
+
+	// EncodedOnly drops the decoded form of every version, the current one
+	// included, as soon as it has an encoding, so that a stored pod is a
+	// byte slice the garbage collector does not scan instead of ≈18 KB of
+	// pointer-rich objects. A write then decodes the version it replaces
+	// (one protobuf decode instead of one deep copy). Use it when the
+	// server shares a process with the code under test and its heap would
+	// otherwise weigh on that code's garbage collection. Default false:
+	// current versions keep their decoded form and only superseded ones
+	// are reduced to their encodings.
+	EncodedOnly bool
 }
 
 func (c Config) withDefaults() Config {

@@ -73,6 +73,9 @@ func ensureEncoded(o *object, ct contentType) []byte {
 	}
 	b := encodePod(o.decoded(), ct)
 	o.enc[ct].Store(&b)
+	if o.encodedOnly {
+		o.pod.Store(nil) // decoded() decodes from b from now on; see release
+	}
 	return b
 }
 

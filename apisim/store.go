@@ -33,6 +33,10 @@ type object struct {
 	labels    labels.Set // shared with pod.Labels; read-only
 	fields    podFields
 
+	// encodedOnly: drop pod as soon as an encoding exists (Config.EncodedOnly).
+	// Set before the object is published; read-only afterwards.
+	encodedOnly bool
+
 	// pod is the decoded version. Read-only once published: it is shared by
 	// every reader and never modified. The writer that supersedes this
 	// version stores nil if an encoding exists (see release), so that
@@ -129,6 +133,7 @@ func (o *object) restamped(rv uint64) *object {
 	p := o.decoded()
 	cp := *p // shallow: everything but the stamped fields is shared and read-only
 	n := newObject(&cp, rv)
+	n.encodedOnly = o.encodedOnly
 	return n
 }
 
@@ -152,6 +157,16 @@ func (o *object) decoded() *corev1.Pod {
 		panic(fmt.Sprintf("apisim: stored encoding of %s@%d does not decode: %v", o.key, o.rv, err))
 	}
 	return p
+}
+
+// mutable returns a private copy of the pod of this version, for a writer
+// to modify: a deep copy of the decoded form, or a fresh decode if it has
+// been released.
+func (o *object) mutable() *corev1.Pod {
+	if p := o.pod.Load(); p != nil {
+		return p.DeepCopy()
+	}
+	return o.decoded() // decoded afresh: already private
 }
 
 // release drops the decoded form of a superseded version if an encoding
@@ -222,6 +237,8 @@ type store struct {
 
 	snapshots snapshotCache
 
+	encodedOnly bool // Config.EncodedOnly
+
 	nameSeq atomic.Uint64 // for generateName
 }
 
@@ -229,7 +246,7 @@ type store struct {
 const initialRV = 1
 
 func newStore(cfg Config) *store {
-	s := &store{log: make([]atomic.Pointer[event], cfg.History)}
+	s := &store{log: make([]atomic.Pointer[event], cfg.History), encodedOnly: cfg.EncodedOnly}
 	s.cur.Store(&state{rv: initialRV})
 	s.minRV.Store(initialRV)
 	s.snapshots.init(cfg.ListSnapshots)
@@ -239,6 +256,7 @@ func newStore(cfg Config) *store {
 // publishLocked makes tree the current state and ev its newest event.
 // REQUIRES: s.mu held; ev.obj.rv == current rv + 1.
 func (s *store) publishLocked(tree btree, ev *event) {
+	ev.obj.encodedOnly = s.encodedOnly // not yet shared: published below
 	rv := ev.obj.rv
 	s.log[rv%uint64(len(s.log))].Store(ev)
 	if n := uint64(len(s.log)); rv > n && rv-n > s.minRV.Load() {
@@ -339,7 +357,7 @@ func (s *store) update(in *corev1.Pod) (*corev1.Pod, error) {
 
 func (s *store) modify(namespace, name string, fn func(*corev1.Pod)) (uint64, error) {
 	return s.replace(namespace, name, "", func(cur *object) *corev1.Pod {
-		p := cur.decoded().DeepCopy()
+		p := cur.mutable()
 		fn(p)
 		p.Namespace, p.Name = namespace, name
 		return p

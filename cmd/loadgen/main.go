@@ -34,10 +34,12 @@
 //
 // # Memory
 //
-// The defaults hold 100k pods three times (server and two caches, ≈22 KB each
-// decoded): expect a live heap of ≈8 GiB, which GOGC=100 alone would let
-// grow to twice that. Unless GOMEMLIMIT is set, loadgen sets a soft memory
-// limit of half the machine's memory (reported as host.memory_limit_bytes),
+// The defaults hold 100k pods three times: two caches (≈22 KB each decoded)
+// and the simulated server, which keeps only encodings (apisim's
+// EncodedOnly, so the collector does not scan its ≈1 GiB): expect a live
+// heap of ≈6.5 GiB, which GOGC=100 alone would let grow to twice that.
+// Unless GOMEMLIMIT is set, loadgen sets a soft memory limit of half the
+// machine's memory (reported as host.memory_limit_bytes),
 // trading GC CPU for a bounded peak; on a shared or small machine use fewer
 // --pods or --sequential.
 //
