@@ -35,8 +35,12 @@ func checkInvariants(p *Partition) error {
 		if ver == nil {
 			return fail("item %q is unpublished while the writer is idle", key)
 		}
-		if ver.rest != nil && len(*ver.rest) != len(s.idx)-1 {
-			return fail("item %q has values for %d indexes, want %d", key, len(*ver.rest)+1, len(s.idx))
+		n := 0
+		if ver.vals != nil {
+			n = len(*ver.vals)
+		}
+		if n != len(s.idx) {
+			return fail("item %q has values for %d indexes, want %d", key, n, len(s.idx))
 		}
 		for i := range s.idx {
 			vals := ver.valuesOf(i)

@@ -67,46 +67,37 @@ type cell struct {
 // so that removal never has to call an index function again, and so that readers can tell whether
 // a member of a set is currently indexed under that set's value. Each recorded string is its set's
 // valueSet.value instance, so that check usually compares pointers only (and values are stored once
-// per set); a single value is recorded as its set's valueSet.one, shared by every member.
+// per set); a single value is recorded as its set's valueSet.one.
 //
-// Position 0 is stored inline, so that with the usual single index a version is one 48-byte object
-// and a reader checks a member with one cache miss; later positions are a separate slice shared by
-// the versions of a cell while they do not change.
+// The values are shared, not copied: by the versions of a cell while they do not change, and, in a
+// partition with one index, by every member of a set (valueSet.tuple). So a version is one 32-byte
+// object, and a reader checking a member of a namespace's set misses the cache only on the cell and
+// the version.
 type version struct {
 	obj   any
-	first []string    // values in index position 0
-	rest  *[][]string // values in positions 1...; nil with fewer than two indexes
+	vals  *[][]string // by index position; nil without indexes
+	stamp uint64      // see UpsertStamped; 0 for none
 }
 
-// newVersion returns a version of obj recording vals (by position); the caller may reuse vals.
-func newVersion(obj any, vals [][]string) *version {
-	v := &version{obj: obj}
-	if len(vals) > 0 {
-		v.first = vals[0]
+// tupleOf returns the values to record for rec (by index position, which the caller may reuse):
+// single's tuple when rec is single's value alone, otherwise a copy.
+func tupleOf(rec [][]string, single *valueSet) *[][]string {
+	switch {
+	case len(rec) == 0:
+		return nil
+	case len(rec) == 1 && single != nil:
+		return single.tuple
 	}
-	if len(vals) > 1 {
-		rest := slices.Clone(vals[1:])
-		v.rest = &rest
-	}
-	return v
-}
-
-// with returns a version of obj with v's values.
-func (v *version) with(obj any) *version {
-	return &version{obj: obj, first: v.first, rest: v.rest}
+	t := slices.Clone(rec)
+	return &t
 }
 
 // valuesOf returns the recorded values for index position i; nil for a nil version.
 func (v *version) valuesOf(i int) []string {
-	switch {
-	case v == nil:
-		return nil
-	case i == 0:
-		return v.first
-	case v.rest == nil || i > len(*v.rest):
+	if v == nil || v.vals == nil || i >= len(*v.vals) {
 		return nil
 	}
-	return (*v.rest)[i-1]
+	return (*v.vals)[i]
 }
 
 // indexedUnder reports whether the version is published (non-nil) and indexed under value x at
@@ -177,16 +168,30 @@ func (p *Partition) Range(f func(key string, obj any) bool) {
 // An index whose function returns the same values as for the previous object (the common case:
 // the namespace of an updated object) is not touched.
 func (p *Partition) Upsert(key string, obj any) (old any, existed bool, err error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.upsertLocked(p.st.Load(), key, obj)
+	old, _, existed, err = p.UpsertStamped(key, obj, 0)
+	return old, existed, err
 }
 
-// upsertLocked is Upsert on state s, which may be the published state or one being built.
+// UpsertStamped is Upsert that also records stamp, a number the caller derives from obj, and
+// returns the stamp recorded with the previous object (0 if it was stored without one). It lets a
+// writer compare a property of the new object with the old one's without reading the old object,
+// which is usually out of the CPU caches: the pipeline stamps a hash of the resourceVersion.
+func (p *Partition) UpsertStamped(key string, obj any, stamp uint64) (old any, oldStamp uint64, existed bool, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	prev, err := p.upsertLocked(p.st.Load(), key, obj, stamp)
+	if prev == nil {
+		return nil, 0, false, err
+	}
+	return prev.obj, prev.stamp, true, err
+}
+
+// upsertLocked is UpsertStamped on state s, which may be the published state or one being built;
+// it returns the previous version (nil if the key was new).
 // The order of the stores is what readers rely on (doc.go, "Write protocol"): add the cell to the sets
 // of its new values, publish the new version, remove the cell from the sets of its old values.
 // REQUIRES: p.mu held.
-func (p *Partition) upsertLocked(s *state, key string, obj any) (any, bool, error) {
+func (p *Partition) upsertLocked(s *state, key string, obj any, stamp uint64) (*version, error) {
 	h := hashKey(key)
 	c := s.items.find(key, h)
 	existed := c != nil
@@ -214,8 +219,8 @@ func (p *Partition) upsertLocked(s *state, key string, obj any) (any, bool, erro
 	if unchanged {
 		clear(vals)
 		p.mu.scratch = vals[:0]
-		c.cur.Store(prev.with(obj))
-		return prev.obj, true, err
+		c.cur.Store(&version{obj: obj, vals: prev.vals, stamp: stamp})
+		return prev, err
 	}
 
 	if !existed {
@@ -223,21 +228,24 @@ func (p *Partition) upsertLocked(s *state, key string, obj any) (any, bool, erro
 		s.items.insert(c, h)
 	}
 	rec := p.mu.rec[:0]
+	var single *valueSet
 	for i, ix := range s.idx {
-		rec = append(rec, recordLocked(ix, c, prev.valuesOf(i), vals[i]))
+		var r []string
+		r, single = recordLocked(ix, c, prev.valuesOf(i), vals[i])
+		rec = append(rec, r)
 	}
-	ver := newVersion(obj, rec)
+	ver := &version{obj: obj, vals: tupleOf(rec, single), stamp: stamp}
 	clear(vals)
 	clear(rec)
 	p.mu.scratch, p.mu.rec = vals[:0], rec[:0]
 	c.cur.Store(ver)
 	if !existed {
-		return nil, false, err
+		return nil, err
 	}
 	for i, ix := range s.idx {
 		forEachMissing(prev.valuesOf(i), ver.valuesOf(i), func(v string) { ix.removeLocked(v, c) })
 	}
-	return prev.obj, true, err
+	return prev, err
 }
 
 // Delete removes key and its index entries, returning the removed object.
@@ -279,7 +287,7 @@ func (p *Partition) Replace(items map[string]any) error {
 	}
 	var errs []error
 	for key, obj := range items {
-		if _, _, err := p.upsertLocked(s, key, obj); err != nil {
+		if _, err := p.upsertLocked(s, key, obj, 0); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -317,6 +325,7 @@ func (p *Partition) AddIndexers(indexers cache.Indexers) error {
 	old.items.each(func(c *cell) bool {
 		ver := c.cur.Load() // published: only this writer unpublishes, and it holds mu
 		vals := make([][]string, len(s.idx))
+		var single *valueSet
 		for i := range base {
 			vals[i] = ver.valuesOf(i)
 		}
@@ -327,10 +336,10 @@ func (p *Partition) AddIndexers(indexers cache.Indexers) error {
 				errs = append(errs, fmt.Errorf("%w: index %q, key %q: %w", ErrIndexFunc, ix.name, c.key, err))
 				continue
 			}
-			vals[i] = recordLocked(ix, c, nil, dedup(v))
+			vals[i], single = recordLocked(ix, c, nil, dedup(v))
 		}
 		// Same object, longer vals: invisible to readers of the old state, needed by the new one.
-		c.cur.Store(newVersion(ver.obj, vals))
+		c.cur.Store(&version{obj: ver.obj, vals: tupleOf(vals, single), stamp: ver.stamp})
 		return true
 	})
 	p.st.Store(s)
@@ -377,22 +386,22 @@ func (p *Partition) Indexers() cache.Indexers {
 
 // recordLocked adds c to the sets of the values in next that are not in prev and returns the
 // values to record in c's new version: prev itself if next has the same values in the same order,
-// its set's valueSet.one for a single value, otherwise next with every value replaced by its set's
-// string instance (valueSet.value).
+// its set's valueSet.one for a single value (and the set), otherwise next with every value
+// replaced by its set's string instance (valueSet.value).
 // REQUIRES: p.mu held; next has no repeated value.
-func recordLocked(ix *index, c *cell, prev, next []string) []string {
+func recordLocked(ix *index, c *cell, prev, next []string) ([]string, *valueSet) {
 	if slices.Equal(prev, next) {
-		return prev
+		return prev, nil
 	}
 	switch len(next) {
 	case 0:
-		return nil
+		return nil, nil
 	case 1:
-		if contains(prev, next[0]) {
-			vs, _ := ix.sets.Load(next[0]) // c is a member, so the set exists
-			return vs.one
+		vs, ok := ix.sets.Load(next[0]) // c is already a member if prev has the value
+		if !ok || !contains(prev, next[0]) {
+			vs = ix.addLocked(next[0], c)
 		}
-		return ix.addLocked(next[0], c).one
+		return vs.one, vs
 	}
 	out := make([]string, len(next))
 	var old map[string]string
@@ -414,7 +423,7 @@ func recordLocked(ix *index, c *cell, prev, next []string) []string {
 		}
 		out[j] = ix.addLocked(v, c).value
 	}
-	return out
+	return out, nil
 }
 
 // lookup returns the published state and the position of index name in it.

@@ -361,3 +361,45 @@ func TestErrors(t *testing.T) {
 	}()
 	bad.Add(pod("ns", "a"))
 }
+
+// TestUpsertStamped checks that a stamp is recorded with its object and returned by the next
+// write of the key, including one that changes the index values, and that writes without a stamp
+// (Upsert, Replace) record 0.
+func TestUpsertStamped(t *testing.T) {
+	p := NewPartition(cache.Indexers{"app": byApp, cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	steps := []struct {
+		obj          *corev1.Pod
+		stamp        uint64 // 0: Upsert
+		wantOld      uint64
+		wantExisting bool
+	}{
+		{pod("ns", "a", "app", "x"), 7, 0, false},
+		{pod("ns", "a", "app", "x"), 8, 7, true}, // values unchanged
+		{pod("ns", "a", "app", "y"), 9, 8, true}, // values changed
+		{pod("ns", "a", "app", "y"), 0, 9, true},
+		{pod("ns", "a", "app", "y"), 5, 0, true},
+	}
+	for i, st := range steps {
+		var old uint64
+		var existed bool
+		var err error
+		if st.stamp == 0 {
+			_, existed, err = p.Upsert("ns/a", st.obj)
+			old = st.wantOld // Upsert does not report it
+		} else {
+			_, old, existed, err = p.UpsertStamped("ns/a", st.obj, st.stamp)
+		}
+		if err != nil || old != st.wantOld || existed != st.wantExisting {
+			t.Fatalf("step %d: old stamp %d, existed %v, err %v; want %d, %v", i, old, existed, err, st.wantOld, st.wantExisting)
+		}
+		if err := checkInvariants(p); err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+	}
+	if err := p.Replace(map[string]any{"ns/a": pod("ns", "a", "app", "z")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, old, _, _ := p.UpsertStamped("ns/a", pod("ns", "a", "app", "z"), 1); old != 0 {
+		t.Errorf("after Replace: old stamp %d, want 0", old)
+	}
+}

@@ -33,14 +33,17 @@ type valueSet struct {
 	// version.valuesOf): a reader checking a member compares string pointers, not bytes, in the common
 	// case.
 	value string
-	// one is []string{value}: what a version records when this is its only value in the index.
+	// one is []string{value}: what a version records when this is its only value in the index;
+	// tuple is &[][]string{one}: all it records in a partition with one index.
 	one   []string
+	tuple *[][]string
 	small atomic.Pointer[smallSet] // the members when large == nil
 	large *table                   // fixed at creation, nil for a small set
 }
 
 func newSmallValueSet(v string, c *cell) *valueSet {
-	vs := &valueSet{value: v, one: []string{v}}
+	one := []string{v}
+	vs := &valueSet{value: v, one: one, tuple: &[][]string{one}}
 	sm := &smallSet{n: 1}
 	sm.cells[0] = c
 	vs.small.Store(sm)
@@ -157,7 +160,7 @@ func (ix *index) addLocked(v string, c *cell) *valueSet {
 		t.insert(x, hashKey(x.key))
 	}
 	t.insert(c, hashKey(c.key))
-	large := &valueSet{value: vs.value, one: vs.one, large: t}
+	large := &valueSet{value: vs.value, one: vs.one, tuple: vs.tuple, large: t}
 	ix.sets.Store(v, large)
 	return large
 }
@@ -176,7 +179,7 @@ func (ix *index) removeLocked(v string, c *cell) {
 		case n == 0:
 			ix.sets.Delete(v)
 		case n <= demoteAt:
-			small := &valueSet{value: vs.value, one: vs.one}
+			small := &valueSet{value: vs.value, one: vs.one, tuple: vs.tuple}
 			sm := &smallSet{}
 			vs.large.each(func(x *cell) bool {
 				sm.cells[sm.n] = x

@@ -1,6 +1,8 @@
 package pipeline
 
 import (
+	"hash/maphash"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/tools/cache"
 )
@@ -28,11 +30,29 @@ func (n notification) dispatch(h cache.ResourceEventHandler) {
 }
 
 // isResync reports whether an update does not change the resource version:
-// client-go delivers those only to listeners whose resync is due.
-func isResync(old, obj any) bool {
+// client-go delivers those only to listeners whose resync is due. oldStamp and
+// stamp are the objects' rvStamps (0: unknown); when both are known and
+// differ, so do the versions, and the old object, which is usually out of the
+// CPU caches by now, is not read.
+func isResync(old any, oldStamp uint64, obj any, stamp uint64) bool {
+	if oldStamp != 0 && stamp != 0 && oldStamp != stamp {
+		return false
+	}
 	o, err1 := meta.Accessor(old)
 	n, err2 := meta.Accessor(obj)
 	return err1 == nil && err2 == nil && o.GetResourceVersion() == n.GetResourceVersion()
+}
+
+var rvSeed = maphash.MakeSeed()
+
+// rvStamp is a non-zero hash of obj's resource version (0 for an object
+// without metadata), which the shard records with obj in its partition.
+func rvStamp(obj any) uint64 {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return 0
+	}
+	return maphash.String(rvSeed, m.GetResourceVersion()) | 1
 }
 
 // pending is what a coalescing overflow holds for one key: the state the

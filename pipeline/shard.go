@@ -104,13 +104,14 @@ func (s *shard) apply(it *fifo.Item, st *BatchStats) {
 	for _, d := range it.Deltas {
 		switch d.Type {
 		case cache.Sync, cache.Replaced, cache.Added, cache.Updated:
-			old, existed, err := s.part.Upsert(it.Key, d.Object)
+			stamp := rvStamp(d.Object)
+			old, oldStamp, existed, err := s.part.UpsertStamped(it.Key, d.Object, stamp)
 			if err != nil {
 				s.inf.dropped(err) // stored, but not indexed under the failing index
 			}
 			if existed {
 				st.Updates++
-				s.publish(notification{kind: KindUpdate, key: it.Key, old: old, obj: d.Object}, isResync(old, d.Object))
+				s.publish(notification{kind: KindUpdate, key: it.Key, old: old, obj: d.Object}, isResync(old, oldStamp, d.Object, stamp))
 			} else {
 				st.Adds++
 				s.publish(notification{kind: KindAdd, key: it.Key, obj: d.Object, initial: it.Initial}, false)
