@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -236,5 +237,37 @@ func TestPanickingHandlerIsRecovered(t *testing.T) {
 	eventually(t, "the update after the panic", func() bool { return rec.count() == 1 && other.count() == 2 })
 	if obs.pans.Load() != 1 {
 		t.Errorf("panics counted = %d, want 1", obs.pans.Load())
+	}
+}
+
+// TestWritesAfterStopAreSilent checks that the reflector's writes after the
+// informer stopped (under Block it may be waiting for space at that moment)
+// return no error, so it logs nothing, as with client-go's informer.
+func TestWritesAfterStopAreSilent(t *testing.T) {
+	c := newCluster(false)
+	inf, err := New(c.ListerWatcher(), &corev1.ConfigMap{}, 0, nil, WithFullRingPolicy(Block))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		inf.RunWithContext(ctx)
+	}()
+	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+		t.Fatal("informer did not sync")
+	}
+	cancel()
+	<-done
+	st := &store{inf: inf}
+	cm := configMap("ns", "a", "1")
+	for name, err := range map[string]error{
+		"Add": st.Add(cm), "Update": st.Update(cm), "Delete": st.Delete(cm),
+		"Replace": st.Replace([]any{cm}, "9"),
+	} {
+		if err != nil {
+			t.Errorf("%s after stop: %v, want nil", name, err)
+		}
 	}
 }

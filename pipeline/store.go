@@ -33,7 +33,19 @@ func (s *store) route(obj any, write func(*fifo.Queue, string, any) error) error
 		s.inf.cfg.observer.Dropped(err)
 		return err // the reflector logs it with the object
 	}
-	return write(s.inf.shards[s.inf.router.Of(key)].queue, key, obj)
+	return stopping(write(s.inf.shards[s.inf.router.Of(key)].queue, key, obj))
+}
+
+// stopping maps fifo.ErrClosed to nil. Queues close only when the informer
+// stops, while the reflector may still be writing (under Block it may have
+// been waiting for space): the write is moot, and client-go's informer stays
+// silent then too, where the reflector would log the error with the whole
+// object.
+func stopping(err error) error {
+	if errors.Is(err, fifo.ErrClosed) {
+		return nil
+	}
+	return err
 }
 
 // Replace splits a full list by shard and queues each part, then a sync mark
@@ -58,7 +70,7 @@ func (s *store) Replace(list []any, resourceVersion string) error {
 	for i, sh := range s.inf.shards {
 		if err := sh.queue.Replace(parts[i]); err != nil {
 			if errors.Is(err, fifo.ErrClosed) {
-				return err
+				return nil // see stopping
 			}
 			errs = append(errs, err)
 		}
