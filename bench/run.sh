@@ -46,7 +46,7 @@ fi
 # Configuration lines in benchfmt's "key: value" form, so benchstat keeps them.
 header() {
 	local dirty=""
-	git diff --quiet HEAD -- 2>/dev/null || dirty=" (with uncommitted changes)"
+	git diff --quiet HEAD -- . ':!bench/results' 2>/dev/null || dirty=" (with uncommitted changes)"
 	echo "machine-cores: $(nproc)"
 	echo "machine-cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
 	echo "machine-memory: $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo)"
