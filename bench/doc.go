@@ -91,24 +91,21 @@
 //
 // heap-growth-B/event (stalled handler) is what the informer retains per
 // event written beyond one version per key: live heap with the handler still
-// stalled minus live heap before the updates, minus one Pod struct and its
-// resourceVersion string per update object that is the newest version of its
-// key (held by the fake API's store for every implementation), or the newest
-// version of its key that the informer has received, or still buffered in the
-// fake API's watch channel, divided by events. Consecutive updates go to the keys in turn, so that is
-// min(events, backlog-events + objects) objects (see Env.excludedBytes). An
-// informer that keeps reading its watch (client-go, Coalesce, Grow) has a
-// backlog of zero and has received the fake API's newest versions, so for it
-// only those are subtracted and what remains is the old versions its stalled
-// handler pins plus its structures. Under Block the informer stops reading
-// once its queues are full: the rest of the events pile up in the fake API's
-// channel (sized to hold every event, where a real API server would close
-// the watch), which is the fake API's memory, and the informer's cache holds
-// older versions than the fake API's, which are its one version per key. A
-// policy with bounded memory shows B/event falling as BENCH_STALL_UPDATES
-// grows; unbounded growth shows a constant. Note that updates here are about
-// 1.3 KB shallow copies; with decoded objects (~10 KB) every pinned old
-// version costs several times more.
+// stalled minus live heap before the updates, minus one Pod struct per update
+// object that is the newest version of its key (held by the fake API's store
+// for every implementation), the newest version of its key that the informer
+// has received, or still buffered in the fake API's watch channel: since
+// consecutive updates go to the keys in turn, that is min(events,
+// backlog-events + objects) objects (Env.excludedBytes). An informer that
+// keeps reading its watch (client-go, Coalesce, Grow) has no backlog, so what
+// remains is the old versions its stalled handler pins plus its structures.
+// Under Block the informer stops reading once its queues are full and the
+// rest of the events wait in the fake API's channel (sized to hold every
+// event, where a real API server would close the watch): that is the fake
+// API's memory, not the informer's. A policy with bounded memory shows
+// B/event falling as BENCH_STALL_UPDATES grows; unbounded growth shows a
+// constant. Updates here are about 1.3 KB shallow copies; with decoded
+// objects (~10 KB) every pinned old version costs several times more.
 //
 // allocs/event and allocs/object count every allocation in the process during
 // the timed region, the fake API's and the producer's included (the same for
