@@ -48,7 +48,9 @@ type Partition struct {
 // AddIndexers (same items, more indexes), so the indexer set a reader sees always matches the
 // indexes it can query.
 type state struct {
-	items  *table         // every key's cell; its live count is Len (it counts a new key's cell just before publishing it)
+	// items holds every key's cell; its live count is Len (a new key's cell counts from just
+	// before its first version is published).
+	items  *table
 	idx    []*index       // by position; a version's vals are indexed by the same positions
 	byName map[string]int // index name -> position in idx
 }
