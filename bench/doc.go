@@ -24,8 +24,9 @@
 //     events ending in the initial-events-end bookmark). Reports objects/s,
 //     allocs/object, heap-B/object and cache-B/object (below).
 //   - BenchmarkUpdates: one update per cached pod (BENCH_UPDATES, default =
-//     objects) as fast as the fake API takes them, timed from the first write
-//     until every handler has seen the last event of every updated key;
+//     objects), written to the fake API with the watch gate shut (see gate.go)
+//     and timed from lifting the gate until every handler has seen the last
+//     event of every updated key: the informer's drain rate of a backlog;
 //     handlers=1 and 4 with readers=0, and handlers=1 with readers=1 and 4
 //     goroutines looping over ByIndex(namespace) plus GetByKey. Reports
 //     events/s, deliveries/s (handler calls over all handlers), reads/s
@@ -64,14 +65,17 @@
 // happen and deliveries = events × handlers; if that ever differs, a
 // coalesced-frac metric says by how much.
 //
-// The producer shares the CPUs with the informer under test, so it does as
-// little per event as it can: updates are built before the timed region, and
-// it writes them with fakeapi's UpdateKeyed, passing keys computed once per
-// process and laid out back to back in memory, rather than having the fake
-// API compute each key from the object (reading its cold strings). What
-// remains (0.35 to 0.5 µs per event, profiled at 100k objects) is the fake
-// API's store lookup, the resourceVersion and the watch channel send, the
-// same for both implementations.
+// The producer would share the CPUs with the informer under test (0.35 to 0.5
+// µs per event at 100k objects: the fake API's store, the resourceVersion, the
+// channel send; on two cores that is a large share, the same for both
+// implementations, and it held the informer's throughput down). So Updates
+// writes its batch before the timed region, behind a shut gate, and times the
+// drain; every watch passes through a forwarding goroutine (gate.go) standing
+// in for client-go's StreamWatcher, one handoff per event for both. Latency
+// and StalledHandler write during the timed region, paced or not; they write
+// with fakeapi's UpdateKeyed and keys computed once per process, laid out
+// back to back in memory, so that the fake API does not read each object's
+// cold strings to build its key.
 //
 // The fake API's watch buffer is sized for every event of a run, so a watch is
 // never closed for lagging, and its history is kept at one event (its
@@ -108,6 +112,6 @@
 // objects (~10 KB) every pinned old version costs several times more.
 //
 // allocs/event and allocs/object count every allocation in the process during
-// the timed region, the fake API's and the producer's included (the same for
+// the timed region, the fake API's included where it writes then (the same for
 // both implementations).
 package bench

@@ -92,7 +92,7 @@ func NewEnv(cfg Config) (*Env, error) {
 			return nil, err
 		}
 	}
-	return &Env{cfg: cfg, set: set, cluster: c, lw: &countingLW{inner: cache.ToListerWatcherWithContext(c.ListerWatcher()), noWatchList: !cfg.WatchList}}, nil
+	return &Env{cfg: cfg, set: set, cluster: c, lw: &countingLW{inner: cache.ToListerWatcherWithContext(c.ListerWatcher()), noWatchList: !cfg.WatchList, gate: newGate()}}, nil
 }
 
 // watchBufferBytes is the fake API's per-watch channel buffer, which heap
@@ -272,11 +272,13 @@ var podAlloc = sync.OnceValue(func() int64 {
 	return int64(after.TotalAlloc-before.TotalAlloc) / n
 })
 
-// countingLW wraps the fake API's ListerWatcher, counts lists and watches, and
-// states whether WatchList is supported.
+// countingLW wraps the fake API's ListerWatcher, counts lists and watches,
+// passes watch events through its gate, and states whether WatchList is
+// supported.
 type countingLW struct {
 	inner          cache.ListerWatcherWithContext
 	noWatchList    bool
+	gate           *gate
 	lists, watches atomic.Int64
 }
 
@@ -297,7 +299,11 @@ func (l *countingLW) Watch(o metav1.ListOptions) (watch.Interface, error) {
 
 func (l *countingLW) WatchWithContext(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 	l.watches.Add(1)
-	return l.inner.WatchWithContext(ctx, o)
+	w, err := l.inner.WatchWithContext(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	return newGatedWatch(w, l.gate), nil
 }
 
 // IsWatchListSemanticsUnSupported tells client-go's reflector whether to use
