@@ -26,7 +26,7 @@ type handler struct {
 	calls   atomic.Uint64 // every handler call
 	initial atomic.Uint64 // initial-list adds
 	// observed counts churn events seen: non-initial adds, updates that
-	// changed the resourceVersion, and deletes.
+	// changed the resourceVersion (except marking for deletion), and deletes.
 	observed atomic.Uint64
 	last     atomic.Int64 // unix nanos of the latest non-initial call
 	stripes  [64]stateStripe
@@ -106,7 +106,11 @@ func (h *handler) OnUpdate(oldObj, newObj any) {
 	h.calls.Add(1)
 	o, p := oldObj.(*corev1.Pod), newObj.(*corev1.Pod)
 	h.set(podKey(p), p.ResourceVersion)
-	if o.ResourceVersion != p.ResourceVersion { // not a resync or relist replay
+	// Neither a resync or relist replay (same resourceVersion) nor a real API
+	// server's first step of a delete (it sets deletionTimestamp, then the
+	// delete event follows): that is no churn write, and its emission stamp is
+	// the previous update's.
+	if o.ResourceVersion != p.ResourceVersion && (o.DeletionTimestamp != nil || p.DeletionTimestamp == nil) {
 		h.observed.Add(1)
 		h.last.Store(now.UnixNano())
 		h.stampLatency(p, now)

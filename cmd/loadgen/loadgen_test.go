@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -15,6 +16,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 func TestParseFlagsDefaults(t *testing.T) {
@@ -265,5 +269,31 @@ func TestHistogramQuantiles(t *testing.T) {
 		if bucketOf(lo) != b || bucketOf(hi) != b || (b > 0 && bucketOf(lo-1) != b-1) {
 			t.Fatalf("bucket %d: [%d, %d] maps to %d, %d", b, lo, hi, bucketOf(lo), bucketOf(hi))
 		}
+	}
+}
+
+// TestHandlerSkipsMarkForDeletion checks that the update a real API server
+// sends when it marks a pod for deletion (before the delete event) is not
+// counted as a churn event nor timed with the previous update's stamp, while
+// other updates are.
+func TestHandlerSkipsMarkForDeletion(t *testing.T) {
+	h := newHandler(0, func() *churner { return nil })
+	stamped := func(rv string, deleting bool) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", ResourceVersion: rv,
+			Annotations: map[string]string{annEmitted: fmt.Sprint(time.Now().UnixNano())}}}
+		if deleting {
+			p.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+		}
+		return p
+	}
+	h.OnUpdate(stamped("1", false), stamped("2", false))
+	h.OnUpdate(stamped("2", false), stamped("3", true)) // marked for deletion
+	h.OnUpdate(stamped("3", true), stamped("4", true))  // a later write while terminating
+	h.OnDelete(stamped("4", true))
+	if got := h.observed.Load(); got != 3 {
+		t.Errorf("observed %d churn events, want 3 (update, update while terminating, delete)", got)
+	}
+	if got := h.lat.n.Load(); got != 2 {
+		t.Errorf("timed %d events, want 2 (the updates other than the marking)", got)
 	}
 }
