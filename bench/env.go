@@ -152,7 +152,13 @@ func (e *Env) Start(regs ...Registration) error {
 	}
 	// Not cache.WaitForCacheSync: it polls every 100 ms, which would quantize
 	// the initial-sync times.
-	return waitSynced(e.informer)
+	if err := waitSynced(e.informer); err != nil {
+		return err
+	}
+	// After a LIST, the reflector may not have opened its watch yet when the
+	// informer reports synced; a write before that would be gone from the fake
+	// API's one-event history, and the watch would get 410 and relist.
+	return waitFor(func() bool { return e.lw.watches.Load() > 0 })
 }
 
 // Indexer returns the running informer's indexer.
@@ -298,8 +304,8 @@ func (l *countingLW) Watch(o metav1.ListOptions) (watch.Interface, error) {
 }
 
 func (l *countingLW) WatchWithContext(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-	l.watches.Add(1)
 	w, err := l.inner.WatchWithContext(ctx, o)
+	l.watches.Add(1) // after the call: from here on, the watch receives every write
 	if err != nil {
 		return nil, err
 	}

@@ -86,9 +86,12 @@ func (e *Env) Sync(t Timer) (Result, error) {
 }
 
 // waitSynced waits for HasSynced without client-go's 100 ms polling period.
-func waitSynced(inf cache.SharedIndexInformer) error {
+func waitSynced(inf cache.SharedIndexInformer) error { return waitFor(inf.HasSynced) }
+
+// waitFor polls cond every 50 µs until it holds, or fails after handlerTimeout.
+func waitFor(cond func() bool) error {
 	deadline := time.Now().Add(handlerTimeout)
-	for !inf.HasSynced() {
+	for !cond() {
 		if time.Now().After(deadline) {
 			return errTimeout
 		}
