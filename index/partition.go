@@ -399,8 +399,10 @@ func recordLocked(ix *index, c *cell, prev, next []string) ([]string, *valueSet)
 	case 0:
 		return nil, nil
 	case 1:
-		vs, ok := ix.sets.Load(next[0]) // c is already a member if prev has the value
-		if !ok || !contains(prev, next[0]) {
+		var vs *valueSet
+		if contains(prev, next[0]) {
+			vs, _ = ix.sets.Load(next[0]) // c is a member, so the set exists
+		} else {
 			vs = ix.addLocked(next[0], c)
 		}
 		return vs.one, vs

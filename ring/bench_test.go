@@ -96,29 +96,18 @@ func benchChan(b *testing.B) {
 	})
 }
 
-func benchXsyncSPSC(b *testing.B) {
-	q := xsync.NewSPSCQueueOf[int](benchCap)
-	runTransfer(b, func() {
-		for i := range b.N {
-			for !q.TryEnqueue(i) {
-				runtime.Gosched()
-			}
-		}
-	}, func() int {
-		got := 0
-		for got < b.N {
-			if _, ok := q.TryDequeue(); ok {
-				got++
-			} else {
-				runtime.Gosched()
-			}
-		}
-		return got
-	})
+func benchXsyncSPSC(b *testing.B) { benchTryQueue(b, xsync.NewSPSCQueueOf[int](benchCap)) }
+
+func benchXsyncMPMC(b *testing.B) { benchTryQueue(b, xsync.NewMPMCQueueOf[int](benchCap)) }
+
+// tryQueue is what xsync's bounded queues have in common.
+type tryQueue interface {
+	TryEnqueue(int) bool
+	TryDequeue() (int, bool)
 }
 
-func benchXsyncMPMC(b *testing.B) {
-	q := xsync.NewMPMCQueueOf[int](benchCap)
+// benchTryQueue transfers b.N items through q, yielding while it is full or empty.
+func benchTryQueue(b *testing.B, q tryQueue) {
 	runTransfer(b, func() {
 		for i := range b.N {
 			for !q.TryEnqueue(i) {
