@@ -1,572 +1,457 @@
 package ratelimit
 
 import (
-	"context"
 	"fmt"
+	"hash/maphash"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
-	"golang.org/x/time/rate"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 )
 
-// state is where a key is in its life cycle. A key absent from Queue.mu.keys
-// is idle: not ready and not being processed (it may still be in the delay
-// heap, which is tracked separately).
-type state uint8
+// Queue satisfies client-go's rate-limiting work queue interface exactly.
+var _ workqueue.TypedRateLimitingInterface[string] = (*Queue[string])(nil)
 
-const (
-	// stateReady: in the ready ring, waiting for Get.
-	stateReady state = iota + 1
-	// stateProcessing: handed out by Get; Done not called yet.
-	stateProcessing
-	// stateProcessingDirty: being processed and added again meanwhile; Done
-	// moves it to the back of the ready ring.
-	stateProcessingDirty
-)
-
-// keyTimes are the observed times of one ready or in-flight key: when it
-// last became pending (ready or dirty) and when Get handed it out.
-type keyTimes struct {
-	pendingSince, started time.Time
+// inFlight is the record of a key between Get and Done.
+type inFlight struct {
+	// dirty: the key was added again since Get; Done makes it ready.
+	dirty bool
+	// added is when the key became dirty, start when Get handed it out, as
+	// offsets from Queue.epoch. Kept only when metrics are on.
+	added, start time.Duration
 }
 
-// waiter is one Get blocked for a key.
-type waiter struct {
-	ch chan struct{} // capacity 1; receives exactly one token per wake
-	// woken is guarded by Queue.mu: true once a waker removed the waiter from
-	// Queue.mu.waiters and sent its token.
-	woken bool
+// numShards is the number of key-state shards, a power of two. Keys hash to
+// shards, so operations on different keys rarely wait for each other.
+const numShards = 32
+
+// shard holds the state of the keys that hash to it. A key is in at most
+// one of its maps: ready (dirty) or in flight (processing); absent from both
+// it is idle. As in client-go, the map that grows with the backlog (dirty)
+// is touched once per Add and once per Get, and Done touches only the small
+// map of keys in flight.
+type shard[K comparable] struct {
+	mu sync.Mutex
+	// dirty holds the ready keys, each also in the ready FIFO (or just
+	// popped from it by a Get that has not moved it to processing yet).
+	// The value is when the key became ready (an offset from Queue.epoch)
+	// when metrics are on, and zero otherwise. Guarded by mu.
+	dirty map[K]time.Duration
+	// processing holds the keys in flight. Guarded by mu.
+	processing map[K]inFlight
+	// Keeps two shards' hot fields out of one cache line: the other core's
+	// shard operations would otherwise invalidate ours.
+	_ [64]byte
 }
 
-// Queue is a typed, deduplicating, rate-limited work queue of keys: event
+// slot is one key in the ready FIFO, with its shard so that Get does not
+// hash it again.
+type slot[K comparable] struct {
+	key   K
+	shard uint32
+}
+
+// Queue is a typed, deduplicating, rate-limited work queue with the
+// semantics of client-go's rate-limiting workqueue
+// (workqueue.TypedRateLimitingInterface), which it implements. Event
 // handlers Add keys, workers Get them, process them and call Done. See the
-// package documentation for the guarantees.
+// package documentation for the guarantees, the goroutines it starts and
+// its lock order.
 //
-// A Queue is safe for concurrent use by any number of goroutines. It must not
-// be copied; New returns a pointer. It starts no goroutines.
+// A Queue is safe for concurrent use by any number of goroutines. It must
+// not be copied; New returns a pointer.
 type Queue[K comparable] struct {
-	name      string
-	clock     clock.WithTicker
-	obs       Observer // nil: nothing observed
-	limiter   *rate.Limiter
-	baseDelay time.Duration
-	maxDelay  time.Duration
-	// drained is closed once the queue is shut down and has no ready and no
-	// in-flight key. Set by New, closed under mu.
-	drained chan struct{}
+	name    string
+	clock   clock.WithTicker
+	limiter workqueue.TypedRateLimiter[K]
+	seed    maphash.Seed
+	// epoch is the clock's time at New; metrics keep times as offsets from
+	// it.
+	epoch time.Time
+	// m is nil when metrics are off.
+	m *metrics
 
-	// mu guards everything below. Lock order: mu, then the limiter's and the
-	// clock's internal locks; Observer hooks are called with mu held.
-	mu struct {
+	shards [numShards]shard[K]
+
+	// shutDown is set once, holding every shard lock and fifo's lock, so
+	// that it reads the same within any of those critical sections; it is
+	// also read without a lock.
+	shutDown atomic.Bool
+	// inFlight counts keys handed out by Get and not yet Done. Incremented
+	// under fifo's lock, decremented by Done without it.
+	inFlight atomic.Int64
+	// draining is set (and never cleared) when ShutDownWithDrain starts:
+	// from then on a Done that empties inFlight wakes fifo.drained.
+	draining atomic.Bool
+
+	// fifo orders the ready keys. Its lock is taken after a shard's lock,
+	// never before, and is held only for O(1) ring operations.
+	fifo struct {
 		sync.Mutex
-		// keys holds every ready or in-flight key; idle keys are absent.
-		// Invariant: the ready ring holds exactly the keys in stateReady,
-		// each once.
-		keys  map[K]state
-		ready ring[K]
-		// times has an entry for every key in keys when an Observer is set,
-		// and is nil otherwise (the clock is then read only for delays).
-		times map[K]keyTimes
-		// delayed holds the keys of AddAfter and AddRateLimited until their
-		// due time. A key there may also be ready or in flight: the entry is
-		// an independent request to process the key again at that time.
-		delayed delayHeap[K]
-		// failures counts AddRateLimited calls per key since its last Forget.
-		failures map[K]int
-		// inFlight counts keys in stateProcessing or stateProcessingDirty,
-		// requeues those in stateProcessingDirty.
-		inFlight, requeues int
-		// waiters are the blocked Gets, oldest first; spare are waiters
-		// whose Get returned, kept for reuse (no token in their channel).
-		waiters, spare []*waiter
-		// keeper is the one waiter whose timer is armed for keeperDue, the
-		// due time of the earliest delayed key when it armed it; nil if none.
-		// Whenever waiters and delayed keys both exist, a keeper exists or a
-		// woken waiter is about to become one.
-		keeper    *waiter
-		keeperDue time.Time
-		shutDown  bool
+		ready ring[slot[K]]
+		// n mirrors ready.len(), written under the lock, so that a
+		// spinning Get can watch it without taking the lock.
+		n atomic.Int64
+		// nonEmpty wakes Gets sleeping for a ready key or for ShutDown.
+		nonEmpty sync.Cond
+		// sleepers counts Gets in nonEmpty.Wait; waking counts those of
+		// them signalled but not yet holding the lock again; spinning is
+		// true while one Get spins for a key outside the lock. A push
+		// signals only if the ready keys outnumber the Gets already on
+		// their way (waking, plus the spinner), so a key is never left
+		// without a Get to take it while one sleeps, and no two Gets are
+		// woken for one key.
+		sleepers, waking int
+		spinning         bool
+		// drained wakes ShutDownWithDrain when inFlight reaches zero or
+		// ShutDown cancels the drain.
+		drained sync.Cond
+		// drain is true while ShutDownWithDrain waits; ShutDown clears it.
+		drain bool
+		_     [64]byte // keeps the shards' lines apart from this hot lock
 	}
+
+	// delay holds the keys of AddAfter and AddRateLimited until they are
+	// due, and the state of the delay goroutine that adds them then.
+	delay delayState[K]
+
+	// upd is the state of the goroutine that sets the unfinished-work
+	// gauges while keys are in flight (metrics only).
+	upd struct {
+		sync.Mutex
+		running atomic.Bool // written under the lock, read without
+		stopped bool
+	}
+
+	// stop is closed by the first ShutDown or ShutDownWithDrain; the
+	// background goroutines return on it. wg counts them.
+	stop     chan struct{}
+	stopOnce sync.Once
+	wg       sync.WaitGroup
 }
 
 // New returns an empty queue configured by cfg, or an error wrapping
-// ErrInvalidConfig. It starts nothing.
-func New[K comparable](cfg Config) (*Queue[K], error) {
+// ErrInvalidConfig. It starts no goroutine (see the package documentation
+// for the two that run while there is work for them).
+func New[K comparable](cfg Config[K]) (*Queue[K], error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
 	q := &Queue[K]{
-		name:      cfg.Name,
-		clock:     cfg.Clock,
-		obs:       cfg.Observer,
-		limiter:   rate.NewLimiter(cfg.Limit, cfg.Burst),
-		baseDelay: cfg.BaseDelay,
-		maxDelay:  cfg.MaxDelay,
-		drained:   make(chan struct{}),
+		name:    cfg.Name,
+		clock:   cfg.Clock,
+		limiter: cfg.RateLimiter,
+		seed:    maphash.MakeSeed(),
+		epoch:   cfg.Clock.Now(),
+		stop:    make(chan struct{}),
 	}
-	q.mu.keys = make(map[K]state)
-	if q.obs != nil {
-		q.mu.times = make(map[K]keyTimes)
+	if q.limiter == nil {
+		q.limiter = newLimiter(cfg)
 	}
-	q.mu.failures = make(map[K]int)
+	if cfg.MetricsProvider != nil {
+		q.m = newMetrics(cfg.MetricsProvider, cfg.Name, cfg.UnfinishedWorkUpdatePeriod)
+	}
+	for i := range q.shards {
+		q.shards[i].dirty = make(map[K]time.Duration)
+		q.shards[i].processing = make(map[K]inFlight)
+	}
+	q.fifo.nonEmpty.L = &q.fifo.Mutex
+	q.fifo.drained.L = &q.fifo.Mutex
+	q.delay.poke = make(chan struct{}, 1)
 	return q, nil
 }
 
-// Add makes k ready unless it already is. If k is being processed, it is
-// handed out again after Done. After ShutDown, Add does nothing.
+// shardOf returns k's shard and its index.
+func (q *Queue[K]) shardOf(k K) (*shard[K], uint32) {
+	i := uint32(maphash.Comparable(q.seed, k)) & (numShards - 1)
+	return &q.shards[i], i
+}
+
+// now returns the clock's time as an offset from q.epoch.
+func (q *Queue[K]) now() time.Duration { return q.clock.Since(q.epoch) }
+
+// Add marks k as needing processing. If k is ready already, it stays where
+// it is; if it is in flight, it is handed out again after its Done. After
+// ShutDown, Add does nothing.
 func (q *Queue[K]) Add(k K) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.mu.shutDown {
+	s, i := q.shardOf(k)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if q.shutDown.Load() {
 		return
 	}
-	now := q.promoteLocked()
-	q.addLocked(k, now)
-}
-
-// AddAfter adds k once d has passed; d <= 0 is Add. A key waits at most once:
-// if k is already waiting, the earlier due time wins, so a later AddAfter
-// never postpones an earlier one. The delay is independent of k being ready
-// or in flight: when it expires, k is added as by Add. After ShutDown,
-// AddAfter does nothing.
-func (q *Queue[K]) AddAfter(k K, d time.Duration) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.mu.shutDown {
-		return
-	}
-	now := q.promoteLocked()
-	if d <= 0 {
-		q.addLocked(k, now)
-		return
-	}
-	if now.IsZero() {
-		now = q.clock.Now()
-	}
-	q.addAfterLocked(k, now.Add(d))
-}
-
-// AddRateLimited adds k after the larger of its backoff and the token
-// bucket's delay. The backoff is BaseDelay·2ⁿ, capped at MaxDelay, where n is
-// NumRequeues(k) before the call; the call increments NumRequeues(k) and
-// takes one token from the bucket shared by all keys. After ShutDown it does
-// nothing.
-func (q *Queue[K]) AddRateLimited(k K) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.mu.shutDown {
-		return
-	}
-	now := q.promoteLocked()
-	if now.IsZero() {
-		now = q.clock.Now()
-	}
-	n := q.mu.failures[k]
-	q.mu.failures[k] = n + 1
-	delay := max(q.backoff(n), q.limiter.ReserveN(now, 1).DelayFrom(now))
-	if q.obs != nil {
-		q.obs.Retry()
-	}
-	if delay <= 0 {
-		q.addLocked(k, now)
-		return
-	}
-	q.addAfterLocked(k, now.Add(delay))
-}
-
-// Forget resets k's backoff: the next AddRateLimited(k) waits BaseDelay. It
-// does not return tokens to the bucket and does not touch a pending delay.
-// Call it once a key succeeds or is given up: until then the queue keeps its
-// count.
-func (q *Queue[K]) Forget(k K) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	delete(q.mu.failures, k)
-}
-
-// NumRequeues returns how many times AddRateLimited(k) was called since the
-// last Forget(k).
-func (q *Queue[K]) NumRequeues(k K) int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.mu.failures[k]
-}
-
-// Get blocks until a key is ready and hands it to the caller, who must call
-// Done(k) when finished with it. Keys are handed out in the order they became
-// ready, and a key is never handed out again before its Done.
-//
-// Get returns (zero, false) without a key if ctx is done (checked first, so
-// that a cancelled worker stops promptly even if keys are ready), or once the
-// queue is shut down and has nothing left to hand out: no ready key and no
-// in-flight key that was re-added before ShutDown. Until then, Get keeps
-// handing out keys after ShutDown. A worker calls Done for its key before
-// its next Get; otherwise, after ShutDown, it may wait for its own re-add.
-func (q *Queue[K]) Get(ctx context.Context) (K, bool) {
-	var zero K
-	if ctx.Err() != nil {
-		return zero, false
-	}
-	q.mu.Lock()
-	var w *waiter
-	for {
-		now := q.promoteLocked()
-		if q.mu.ready.len() > 0 {
-			k := q.takeLocked()
-			if w != nil {
-				q.ensureKeeperLocked() // in case this Get was the keeper
-				q.mu.spare = append(q.mu.spare, w)
-			}
-			q.mu.Unlock()
-			return k, true
+	if p, ok := s.processing[k]; ok {
+		if !p.dirty {
+			p.dirty = true
+			p.added = q.added()
+			s.processing[k] = p
 		}
-		if q.mu.shutDown && q.mu.requeues == 0 {
-			if w != nil {
-				q.mu.spare = append(q.mu.spare, w)
-			}
-			q.mu.Unlock()
-			return zero, false
-		}
-
-		if w == nil {
-			w = q.waiterLocked()
-		}
-		if q.waitLocked(ctx, w, now) {
-			q.mu.spare = append(q.mu.spare, w)
-			q.mu.Unlock()
-			return zero, false
-		}
+		return
 	}
-}
-
-// waitLocked blocks the Get owning w until it is woken, until the earliest
-// delayed key is due (if it becomes the keeper) or until ctx is done, which
-// it reports. now is the time promoteLocked returned.
-// REQUIRES: q.mu held; it is released while blocked and held again on return.
-func (q *Queue[K]) waitLocked(ctx context.Context, w *waiter, now time.Time) (cancelled bool) {
-	w.woken = false
-	q.mu.waiters = append(q.mu.waiters, w)
-	var timer clock.Timer
-	var fire <-chan time.Time
-	if q.mu.keeper == nil && q.mu.delayed.len() > 0 {
-		// now is set: promoteLocked read the clock as delayed is non-empty.
-		due := q.mu.delayed.min().due
-		q.mu.keeper, q.mu.keeperDue = w, due
-		timer = q.clock.NewTimer(due.Sub(now))
-		fire = timer.C()
-	}
-	q.mu.Unlock()
-
-	select {
-	case <-w.ch:
-	case <-fire:
-	case <-ctx.Done():
-		cancelled = true
-	}
-	if timer != nil {
-		timer.Stop()
-	}
-
-	q.mu.Lock()
-	if w.woken {
-		select { // drop the token if the wake lost the race in select
-		case <-w.ch:
-		default:
+	if q.m == nil {
+		// One operation on the large map: an insert that did not change
+		// its length found k ready already, and rewrote a zero value.
+		n := len(s.dirty)
+		if s.dirty[k] = 0; len(s.dirty) == n {
+			return
 		}
 	} else {
-		q.removeWaiterLocked(w)
-	}
-	if q.mu.keeper == w {
-		q.mu.keeper = nil
-	}
-	if cancelled {
-		if w.woken {
-			q.wakeOneLocked() // pass on the wake this Get will not use
+		if _, ok := s.dirty[k]; ok {
+			return
 		}
-		q.ensureKeeperLocked()
+		s.dirty[k] = q.added()
 	}
-	return cancelled
+	q.push(k, i)
 }
 
-// waiterLocked returns a spare waiter or a new one.
-// REQUIRES: q.mu held.
-func (q *Queue[K]) waiterLocked() *waiter {
-	n := len(q.mu.spare)
-	if n == 0 {
-		return &waiter{ch: make(chan struct{}, 1)}
+// added counts an add in the metrics and returns the time of it; zero when
+// metrics are off.
+func (q *Queue[K]) added() time.Duration {
+	if q.m == nil {
+		return 0
 	}
-	w := q.mu.spare[n-1]
-	q.mu.spare[n-1] = nil
-	q.mu.spare = q.mu.spare[:n-1]
-	return w
+	q.m.adds.Inc()
+	q.m.depth.Inc()
+	return q.now()
+}
+
+// push appends k, just made ready, to the ready FIFO and wakes one waiting
+// Get.
+// REQUIRES: k's shard lock held (so that lock order is shard, then fifo).
+func (q *Queue[K]) push(k K, shard uint32) {
+	f := &q.fifo
+	f.Lock()
+	f.ready.push(slot[K]{k, shard})
+	n := f.ready.len()
+	f.n.Store(int64(n))
+	onTheirWay := f.waking
+	if f.spinning {
+		onTheirWay++
+	}
+	wake := f.sleepers > f.waking && n > onTheirWay
+	if wake {
+		f.waking++
+	}
+	f.Unlock()
+	if wake {
+		f.nonEmpty.Signal()
+	}
+}
+
+// Get blocks until a key is ready and returns it, with shutdown false; the
+// caller must call Done(k) when finished with it. Keys are handed out in
+// the order they became ready, and a key is never handed out again before
+// its Done.
+//
+// After ShutDown, Get keeps handing out ready keys; once none is ready it
+// returns the zero key and shutdown true, without waiting for keys in
+// flight (one that was added again while in flight becomes ready at its
+// Done, and a later Get returns it). A worker returns when shutdown is true.
+func (q *Queue[K]) Get() (k K, shutdown bool) {
+	f := &q.fifo
+	f.Lock()
+	for f.ready.len() == 0 && !q.shutDown.Load() {
+		if !f.spinning {
+			f.spinning = true
+			f.Unlock()
+			q.spin()
+			f.Lock()
+			f.spinning = false
+			continue
+		}
+		f.sleepers++
+		f.nonEmpty.Wait()
+		f.sleepers--
+		if f.waking > 0 { // zero after a Broadcast woke everyone
+			f.waking--
+		}
+	}
+	if f.ready.len() == 0 {
+		f.Unlock()
+		return k, true
+	}
+	sl := f.ready.pop()
+	f.n.Store(int64(f.ready.len()))
+	q.inFlight.Add(1)
+	f.Unlock()
+
+	s := &q.shards[sl.shard]
+	s.mu.Lock()
+	var p inFlight
+	if q.m != nil {
+		p.start = q.now()
+		q.m.depth.Dec()
+		q.m.latency.Observe((p.start - s.dirty[sl.key]).Seconds())
+	}
+	delete(s.dirty, sl.key)
+	s.processing[sl.key] = p
+	s.mu.Unlock()
+	if q.m != nil && !q.upd.running.Load() {
+		q.startUpdater()
+	}
+	return sl.key, false
+}
+
+// spinIterations bounds how long a Get spins for a key before it sleeps:
+// each iteration yields the processor once (runtime.Gosched), a fraction of
+// a microsecond when nothing else is runnable, so the bound is some tens of
+// microseconds of one core's time.
+const spinIterations = 64
+
+// spin waits, outside the fifo lock, until a key is ready, the queue shuts
+// down or spinIterations have passed. One Get at a time spins: when keys
+// arrive as fast as workers take them, it takes the next key without the
+// cost of being put to sleep and woken (a goroutine switch on each side).
+func (q *Queue[K]) spin() {
+	for range spinIterations {
+		if q.fifo.n.Load() > 0 || q.shutDown.Load() {
+			return
+		}
+		runtime.Gosched()
+	}
 }
 
 // Done tells the queue that the worker finished with k, which Get returned.
-// If k was added while it was processed, it goes to the back of the ready
-// queue. Calling Done for a key that is not being processed is a bug: it
-// panics in race and invariants builds and is ignored otherwise.
+// If k was added while it was in flight, it goes to the back of the ready
+// FIFO, even after ShutDown. Calling Done for a key that is not in flight is
+// a bug: it panics in race and invariants builds and is ignored otherwise.
 func (q *Queue[K]) Done(k K) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.promoteLocked() // delays that expired while k was in flight re-add it
-	st, ok := q.mu.keys[k]
-	if !ok || st == stateReady {
+	s, i := q.shardOf(k)
+	s.mu.Lock()
+	p, ok := s.processing[k]
+	if !ok {
+		s.mu.Unlock()
 		if invariants {
-			panic(fmt.Sprintf("ratelimit: queue %q: Done(%v) of a key that is not being processed", q.name, k))
+			panic(fmt.Sprintf("ratelimit: queue %q: Done(%v) of a key that is not in flight", q.name, k))
 		}
 		return
 	}
-	q.mu.inFlight--
-	if q.obs != nil {
-		q.obs.WorkDuration(q.clock.Since(q.mu.times[k].started))
+	delete(s.processing, k)
+	if q.m != nil {
+		q.m.work.Observe((q.now() - p.start).Seconds())
 	}
-	if st == stateProcessing {
-		delete(q.mu.keys, k)
-		if q.mu.times != nil {
-			delete(q.mu.times, k)
-		}
-	} else {
-		q.mu.requeues--
-		q.mu.keys[k] = stateReady
-		q.pushLocked(k)
+	if p.dirty {
+		s.dirty[k] = p.added
+		q.push(k, i)
 	}
-	if q.mu.shutDown {
-		q.wakeIfFinishedLocked()
-		q.closeIfDrainedLocked()
+	s.mu.Unlock()
+	if q.inFlight.Add(-1) == 0 && q.draining.Load() {
+		q.fifo.Lock()
+		q.fifo.drained.Broadcast()
+		q.fifo.Unlock()
 	}
 }
 
-// Len returns the number of ready keys: neither in flight nor waiting for a
-// due time.
+// Len returns the number of ready keys: neither in flight nor delayed. Like
+// client-go's, it is for information only.
 func (q *Queue[K]) Len() int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.promoteLocked()
-	return q.mu.ready.len()
+	q.fifo.Lock()
+	defer q.fifo.Unlock()
+	return q.fifo.ready.len()
 }
 
-// ShutDown stops the queue from accepting keys: later Add, AddAfter and
-// AddRateLimited calls do nothing, and keys waiting for a due time still in
-// the future are dropped. Keys already ready, and in-flight keys re-added
-// before ShutDown (after their Done), are still handed out by Get, which
-// returns false once there are none left. ShutDown wakes blocked Gets and may
-// be called more than once.
+// AddAfter adds k once d has passed on the queue's clock; d <= 0 is Add. A
+// key waits at most once: if k is already delayed, the earlier due time
+// wins. The delay is independent of k being ready or in flight meanwhile:
+// at its due time k is added as by Add. After ShutDown, AddAfter does
+// nothing. Each call before ShutDown counts one retry in the metrics, as in
+// client-go.
+func (q *Queue[K]) AddAfter(k K, d time.Duration) {
+	if q.shutDown.Load() {
+		return
+	}
+	if q.m != nil {
+		q.m.retries.Inc()
+	}
+	if d <= 0 {
+		q.Add(k)
+		return
+	}
+	q.schedule(k, q.clock.Now().Add(d))
+}
+
+// AddRateLimited adds k after the delay the rate limiter returns for it
+// (which counts one more requeue of k). As in client-go, the limiter is
+// asked even after ShutDown, when the add itself is ignored.
+func (q *Queue[K]) AddRateLimited(k K) {
+	q.AddAfter(k, q.limiter.When(k))
+}
+
+// Forget tells the rate limiter to stop tracking k: its backoff starts
+// over. It does not touch a pending delay. Call it once a key succeeds or is
+// given up.
+func (q *Queue[K]) Forget(k K) { q.limiter.Forget(k) }
+
+// NumRequeues returns the rate limiter's count of requeues of k since its
+// last Forget.
+func (q *Queue[K]) NumRequeues(k K) int { return q.limiter.NumRequeues(k) }
+
+// ShutDown makes the queue ignore new keys: later Add, AddAfter and
+// AddRateLimited calls do nothing, and delayed keys are dropped. Blocked
+// Gets return, ready keys are still handed out (see Get), and a
+// ShutDownWithDrain waiting for keys in flight returns. ShutDown waits for
+// the queue's goroutines to exit; it may be called more than once.
 func (q *Queue[K]) ShutDown() {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.mu.shutDown {
-		return
-	}
-	q.promoteLocked()
-	q.mu.shutDown = true
-	q.mu.delayed.clear()
-	q.wakeAllLocked()
-	q.closeIfDrainedLocked()
+	q.setShutDown(false)
+	q.fifo.Unlock()
+	q.stopBackground()
+	q.wg.Wait()
 }
 
-// ShutDownWithDrain calls ShutDown and waits until the queue is drained: no
-// key ready and none in flight, i.e. every key that ShutDown kept has been
-// handed out and Done. This needs workers still calling Get and Done. If ctx
-// is done first, it returns an error wrapping ctx.Err(); the queue stays shut
-// down.
-func (q *Queue[K]) ShutDownWithDrain(ctx context.Context) error {
-	q.ShutDown()
-	select {
-	case <-q.drained:
-		return nil
-	default:
+// ShutDownWithDrain is ShutDown, then waits until no key is in flight:
+// every key handed out by Get (before or after the call) has been Done.
+// Keys still ready then are not waited for. Workers must keep calling Get
+// and Done, or it waits forever; a concurrent ShutDown ends the wait.
+func (q *Queue[K]) ShutDownWithDrain() {
+	q.setShutDown(true)
+	q.fifo.Unlock()
+	q.stopBackground()
+	q.fifo.Lock()
+	for q.fifo.drain && q.inFlight.Load() != 0 {
+		q.fifo.drained.Wait()
 	}
-	select {
-	case <-q.drained:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("ratelimit: queue %q: drain: %w", q.name, ctx.Err())
-	}
+	q.fifo.Unlock()
+	q.wg.Wait()
 }
 
-// ShuttingDown reports whether ShutDown was called.
-func (q *Queue[K]) ShuttingDown() bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.mu.shutDown
+// ShuttingDown reports whether ShutDown or ShutDownWithDrain was called.
+func (q *Queue[K]) ShuttingDown() bool { return q.shutDown.Load() }
+
+// setShutDown sets the shutdown flag holding every shard lock and the fifo
+// lock, records whether a drain is waiting, and wakes every waiter. It
+// returns with the fifo lock held.
+func (q *Queue[K]) setShutDown(drain bool) {
+	for i := range q.shards {
+		q.shards[i].mu.Lock()
+	}
+	q.fifo.Lock()
+	q.shutDown.Store(true)
+	q.fifo.drain = drain
+	if drain {
+		q.draining.Store(true)
+	}
+	for i := range q.shards {
+		q.shards[i].mu.Unlock()
+	}
+	q.fifo.nonEmpty.Broadcast()
+	q.fifo.drained.Broadcast()
 }
 
-// backoff returns the per-key delay of a key already requeued n times:
-// baseDelay·2ⁿ capped at maxDelay.
-func (q *Queue[K]) backoff(n int) time.Duration {
-	if n >= 63 || q.baseDelay > q.maxDelay>>n {
-		return q.maxDelay
-	}
-	return q.baseDelay << n
-}
-
-// promoteLocked moves every delayed key whose due time has passed to the
-// ready queue, in due-time order. It returns the time it read, or the zero
-// time if there were no delayed keys (then it does not read the clock).
-// REQUIRES: q.mu held.
-func (q *Queue[K]) promoteLocked() time.Time {
-	if q.mu.delayed.len() == 0 {
-		return time.Time{}
-	}
-	now := q.clock.Now()
-	for q.mu.delayed.len() > 0 && !q.mu.delayed.min().due.After(now) {
-		e := q.mu.delayed.popMin()
-		q.addLocked(e.key, e.due)
-	}
-	return now
-}
-
-// addLocked makes k pending unless it is already ready or awaiting a re-add.
-// since is when k became pending; if zero, the clock is read (only when
-// observed).
-// REQUIRES: q.mu held; not shut down.
-func (q *Queue[K]) addLocked(k K, since time.Time) {
-	st, ok := q.mu.keys[k]
-	if ok && st != stateProcessing {
-		return // deduplicated
-	}
-	if q.obs != nil {
-		if since.IsZero() {
-			since = q.clock.Now()
-		}
-		kt := q.mu.times[k]
-		kt.pendingSince = since
-		q.mu.times[k] = kt
-		q.obs.Added()
-	}
-	if ok {
-		q.mu.keys[k] = stateProcessingDirty
-		q.mu.requeues++
-		return
-	}
-	q.mu.keys[k] = stateReady
-	q.pushLocked(k)
-}
-
-// pushLocked appends k, already in stateReady, to the ready queue and wakes
-// one blocked Get.
-// REQUIRES: q.mu held.
-func (q *Queue[K]) pushLocked(k K) {
-	q.mu.ready.push(k)
-	if q.obs != nil {
-		q.obs.Depth(q.mu.ready.len())
-	}
-	q.wakeOneLocked()
-}
-
-// takeLocked hands out the oldest ready key.
-// REQUIRES: q.mu held; q.mu.ready.len() > 0.
-func (q *Queue[K]) takeLocked() K {
-	k := q.mu.ready.pop()
-	q.mu.keys[k] = stateProcessing
-	q.mu.inFlight++
-	if q.obs != nil {
-		now := q.clock.Now()
-		kt := q.mu.times[k]
-		q.obs.Depth(q.mu.ready.len())
-		q.obs.Latency(now.Sub(kt.pendingSince))
-		kt.started = now
-		q.mu.times[k] = kt
-	}
-	if q.mu.shutDown {
-		q.wakeIfFinishedLocked()
-	}
-	return k
-}
-
-// addAfterLocked schedules k for due and makes sure a blocked Get will wake
-// up for it.
-// REQUIRES: q.mu held; not shut down; due is in the future.
-func (q *Queue[K]) addAfterLocked(k K, due time.Time) {
-	if !q.mu.delayed.schedule(k, due) {
-		return
-	}
-	if q.mu.keeper != nil {
-		if due.Before(q.mu.keeperDue) {
-			q.wakeLocked(q.mu.keeper) // re-arm for the earlier due time
-		}
-		return
-	}
-	q.ensureKeeperLocked()
-}
-
-// ensureKeeperLocked wakes a blocked Get to become the keeper if delayed keys
-// exist but nobody watches the clock for them.
-// REQUIRES: q.mu held.
-func (q *Queue[K]) ensureKeeperLocked() {
-	if q.mu.keeper == nil && q.mu.delayed.len() > 0 {
-		q.wakeOneLocked()
-	}
-}
-
-// wakeOneLocked wakes the oldest blocked Get, preferring one that is not the
-// keeper so that the keeper's timer stays armed.
-// REQUIRES: q.mu held.
-func (q *Queue[K]) wakeOneLocked() {
-	switch ws := q.mu.waiters; {
-	case len(ws) == 0:
-	case ws[0] == q.mu.keeper && len(ws) > 1:
-		q.wakeLocked(ws[1])
-	default:
-		q.wakeLocked(ws[0])
-	}
-}
-
-// wakeAllLocked wakes every blocked Get.
-// REQUIRES: q.mu held.
-func (q *Queue[K]) wakeAllLocked() {
-	for len(q.mu.waiters) > 0 {
-		q.wakeLocked(q.mu.waiters[0])
-	}
-}
-
-// wakeIfFinishedLocked wakes every blocked Get if the queue is shut down and
-// they have nothing left to wait for, so that they return false.
-// REQUIRES: q.mu held.
-func (q *Queue[K]) wakeIfFinishedLocked() {
-	if q.mu.shutDown && q.mu.ready.len() == 0 && q.mu.requeues == 0 {
-		q.wakeAllLocked()
-	}
-}
-
-// closeIfDrainedLocked releases ShutDownWithDrain once nothing is ready or in
-// flight.
-// REQUIRES: q.mu held; shut down.
-func (q *Queue[K]) closeIfDrainedLocked() {
-	if q.mu.ready.len() == 0 && q.mu.inFlight == 0 {
-		select {
-		case <-q.drained:
-		default:
-			close(q.drained)
-		}
-	}
-}
-
-// wakeLocked removes w from the waiters and sends it its token; it does
-// nothing if w was already woken.
-// REQUIRES: q.mu held.
-func (q *Queue[K]) wakeLocked(w *waiter) {
-	if w.woken {
-		return
-	}
-	q.removeWaiterLocked(w)
-	w.woken = true
-	w.ch <- struct{}{} // never blocks: the token of the previous wake was drained under q.mu
-}
-
-// removeWaiterLocked removes w from the waiters, keeping their order.
-// REQUIRES: q.mu held; w is in q.mu.waiters.
-func (q *Queue[K]) removeWaiterLocked(w *waiter) {
-	ws := q.mu.waiters
-	for i := range ws {
-		if ws[i] == w {
-			copy(ws[i:], ws[i+1:])
-			ws[len(ws)-1] = nil
-			q.mu.waiters = ws[:len(ws)-1]
-			return
-		}
-	}
-	panic(fmt.Sprintf("ratelimit: queue %q: blocked Get missing from the waiters", q.name))
+// stopBackground drops the delayed keys and tells the delay and
+// unfinished-work goroutines to exit; q.wg.Wait waits for them.
+func (q *Queue[K]) stopBackground() {
+	q.stopOnce.Do(func() {
+		q.delay.Lock()
+		q.delay.stopped = true
+		q.delay.heap.clear()
+		q.delay.Unlock()
+		q.upd.Lock()
+		q.upd.stopped = true
+		q.upd.Unlock()
+		close(q.stop)
+	})
 }
