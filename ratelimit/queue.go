@@ -254,8 +254,10 @@ func (q *Queue[K]) push(k K, shard uint32) {
 func (q *Queue[K]) Get() (k K, shutdown bool) {
 	f := &q.fifo
 	f.Lock()
+	spun := false
 	for f.ready.len() == 0 && !q.shutDown.Load() {
-		if !f.spinning {
+		if !spun && !f.spinning { // spin once, then sleep
+			spun = true
 			f.spinning = true
 			f.Unlock()
 			q.spin()
