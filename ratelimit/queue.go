@@ -310,12 +310,19 @@ const spinIterations = 64
 // cost of being put to sleep and woken (a goroutine switch on each side).
 func (q *Queue[K]) spin() {
 	for range spinIterations {
-		if q.fifo.n.Load() > 0 || q.shutDown.Load() {
-			return
+		for range spinChecks {
+			if q.fifo.n.Load() > 0 || q.shutDown.Load() {
+				return
+			}
 		}
 		runtime.Gosched()
 	}
 }
+
+// spinChecks is how often a spinning Get looks at the FIFO between two
+// yields: a yield goes through the scheduler's global run queue, which
+// costs more than a few hundred loads of a cached word.
+const spinChecks = 64
 
 // Done tells the queue that the worker finished with k, which Get returned.
 // If k was added while it was in flight, it goes to the back of the ready
