@@ -210,52 +210,33 @@ func (g generatedFactory) InformerFor(obj runtime.Object, _ internalinterfaces.N
 // A group added to client-go's interface fails to compile here (no method)
 // rather than falling back to client-go's informers.
 
+// groupArgs are the arguments of client-go's group constructors.
+func (f *factory) groupArgs() (internalinterfaces.SharedInformerFactory, string, internalinterfaces.TweakListOptionsFunc) {
+	return f.generated, f.cfg.namespace, f.cfg.tweak
+}
+
 func (f *factory) Admissionregistration() admissionregistration.Interface {
-	return admissionregistration.New(f.generated, f.cfg.namespace, f.cfg.tweak)
+	return admissionregistration.New(f.groupArgs())
 }
-func (f *factory) Internal() apiserverinternal.Interface {
-	return apiserverinternal.New(f.generated, f.cfg.namespace, f.cfg.tweak)
-}
-func (f *factory) Apps() apps.Interface { return apps.New(f.generated, f.cfg.namespace, f.cfg.tweak) }
-func (f *factory) Autoscaling() autoscaling.Interface {
-	return autoscaling.New(f.generated, f.cfg.namespace, f.cfg.tweak)
-}
-func (f *factory) Batch() batch.Interface { return batch.New(f.generated, f.cfg.namespace, f.cfg.tweak) }
-func (f *factory) Certificates() certificates.Interface {
-	return certificates.New(f.generated, f.cfg.namespace, f.cfg.tweak)
-}
-func (f *factory) Coordination() coordination.Interface {
-	return coordination.New(f.generated, f.cfg.namespace, f.cfg.tweak)
-}
-func (f *factory) Core() core.Interface { return core.New(f.generated, f.cfg.namespace, f.cfg.tweak) }
-func (f *factory) Discovery() discovery.Interface {
-	return discovery.New(f.generated, f.cfg.namespace, f.cfg.tweak)
-}
-func (f *factory) Events() events.Interface { return events.New(f.generated, f.cfg.namespace, f.cfg.tweak) }
-func (f *factory) Extensions() extensions.Interface {
-	return extensions.New(f.generated, f.cfg.namespace, f.cfg.tweak)
-}
-func (f *factory) Flowcontrol() flowcontrol.Interface {
-	return flowcontrol.New(f.generated, f.cfg.namespace, f.cfg.tweak)
-}
-func (f *factory) Lifecycle() lifecycle.Interface {
-	return lifecycle.New(f.generated, f.cfg.namespace, f.cfg.tweak)
-}
-func (f *factory) Networking() networking.Interface {
-	return networking.New(f.generated, f.cfg.namespace, f.cfg.tweak)
-}
-func (f *factory) Node() node.Interface     { return node.New(f.generated, f.cfg.namespace, f.cfg.tweak) }
-func (f *factory) Policy() policy.Interface { return policy.New(f.generated, f.cfg.namespace, f.cfg.tweak) }
-func (f *factory) Rbac() rbac.Interface     { return rbac.New(f.generated, f.cfg.namespace, f.cfg.tweak) }
-func (f *factory) Resource() resource.Interface {
-	return resource.New(f.generated, f.cfg.namespace, f.cfg.tweak)
-}
-func (f *factory) Scheduling() scheduling.Interface {
-	return scheduling.New(f.generated, f.cfg.namespace, f.cfg.tweak)
-}
-func (f *factory) Storage() storage.Interface {
-	return storage.New(f.generated, f.cfg.namespace, f.cfg.tweak)
-}
+func (f *factory) Internal() apiserverinternal.Interface { return apiserverinternal.New(f.groupArgs()) }
+func (f *factory) Apps() apps.Interface                  { return apps.New(f.groupArgs()) }
+func (f *factory) Autoscaling() autoscaling.Interface    { return autoscaling.New(f.groupArgs()) }
+func (f *factory) Batch() batch.Interface                { return batch.New(f.groupArgs()) }
+func (f *factory) Certificates() certificates.Interface  { return certificates.New(f.groupArgs()) }
+func (f *factory) Coordination() coordination.Interface  { return coordination.New(f.groupArgs()) }
+func (f *factory) Core() core.Interface                  { return core.New(f.groupArgs()) }
+func (f *factory) Discovery() discovery.Interface        { return discovery.New(f.groupArgs()) }
+func (f *factory) Events() events.Interface              { return events.New(f.groupArgs()) }
+func (f *factory) Extensions() extensions.Interface      { return extensions.New(f.groupArgs()) }
+func (f *factory) Flowcontrol() flowcontrol.Interface    { return flowcontrol.New(f.groupArgs()) }
+func (f *factory) Lifecycle() lifecycle.Interface        { return lifecycle.New(f.groupArgs()) }
+func (f *factory) Networking() networking.Interface      { return networking.New(f.groupArgs()) }
+func (f *factory) Node() node.Interface                  { return node.New(f.groupArgs()) }
+func (f *factory) Policy() policy.Interface              { return policy.New(f.groupArgs()) }
+func (f *factory) Rbac() rbac.Interface                  { return rbac.New(f.groupArgs()) }
+func (f *factory) Resource() resource.Interface          { return resource.New(f.groupArgs()) }
+func (f *factory) Scheduling() scheduling.Interface      { return scheduling.New(f.groupArgs()) }
+func (f *factory) Storage() storage.Interface            { return storage.New(f.groupArgs()) }
 func (f *factory) Storagemigration() storagemigration.Interface {
-	return storagemigration.New(f.generated, f.cfg.namespace, f.cfg.tweak)
+	return storagemigration.New(f.groupArgs())
 }

@@ -27,8 +27,8 @@ var ErrUnknownType = errors.New("informers: no typed client lists and watches th
 type apiResource struct {
 	gvr        schema.GroupVersionResource
 	namespaced bool
-	objectType reflect.Type                  // e.g. *corev1.Pod
-	newObject  func() runtime.Object         // a new, empty object of objectType
+	objectType reflect.Type          // e.g. *corev1.Pod
+	newObject  func() runtime.Object // a new, empty object of objectType
 	list       func(ctx context.Context, c kubernetes.Interface, namespace string, opts metav1.ListOptions) (runtime.Object, error)
 	watch      func(ctx context.Context, c kubernetes.Interface, namespace string, opts metav1.ListOptions) (watch.Interface, error)
 }
