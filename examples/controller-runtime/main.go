@@ -36,13 +36,15 @@ func main() {
 	timeout := flag.Duration("timeout", time.Minute, "give up after this long")
 	flag.Parse()
 	ctrl.SetLogger(klog.Background())
-	if err := run(*pods, *timeout); err != nil {
+	if err := run(ctrl.SetupSignalHandler(), *pods, *timeout); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n int, timeout time.Duration) error {
+// run serves n pods, runs the manager until every one is reconciled, and
+// stops it.
+func run(ctx context.Context, n int, timeout time.Duration) error {
 	s, err := apisim.New(apisim.Config{})
 	if err != nil {
 		return err
@@ -66,7 +68,7 @@ func run(n int, timeout time.Duration) error {
 	if err := r.SetupWithManager(mgr); err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctrl.SetupSignalHandler(), timeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	errc := make(chan error, 1)
 	go func() { errc <- mgr.Start(ctx) }() // goroutine: the manager; joined below.

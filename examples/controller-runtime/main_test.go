@@ -185,7 +185,7 @@ func goroutines(s string) []string {
 
 // The program runs end to end.
 func TestRun(t *testing.T) {
-	if err := run(100, time.Minute); err != nil {
+	if err := run(context.Background(), 100, time.Minute); err != nil {
 		t.Fatal(err)
 	}
 }
