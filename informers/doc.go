@@ -67,10 +67,13 @@
 //
 // # Dynamic and metadata informers
 //
-// The same scheme fits dynamicinformer and metadatainformer counterparts as
-// sibling packages (github.com/shardinformer/shardinformer/dynamicinformer,
-// …/metadatainformer) mirroring client-go's constructors: their ForResource
-// is given the GVR, so no table is needed; they build our informer over the
-// dynamic or metadata client's list/watch (or the wire package's decoder) and
-// share the lifecycle described above.
+// Counterparts of client-go's dynamicinformer and metadatainformer factories
+// belong in sibling packages (…/shardinformer/dynamicinformer,
+// …/metadatainformer) with client-go's constructors and this package's
+// pipeline options. Their ForResource is given the GVR, so they need no
+// table: the list/watch is the dynamic or metadata client's for the GVR (or
+// the wire package's), namespace and tweak applied as here. Having no
+// InformerFor to delegate to, they keep their informers per GVR themselves,
+// with the Start/WaitForCacheSync/Shutdown semantics of client-go's factories,
+// proven by the same tests run against those.
 package informers

@@ -147,3 +147,29 @@ func TestPipelineOptions(t *testing.T) {
 		}
 	}
 }
+
+// Concurrent callers of the accessors share one informer per type.
+func TestConcurrentAccessorsShareInformer(t *testing.T) {
+	f := informers.NewSharedInformerFactory(fakeClient(), 0)
+	const callers = 8
+	got := make([]*pipeline.Informer, 2*callers)
+	done := make(chan struct{})
+	for i := range callers {
+		go func() { // goroutine: one caller; joined below.
+			defer func() { done <- struct{}{} }()
+			got[2*i], _ = pipeline.Unwrap(f.Core().V1().Pods().Informer())
+			gi, err := f.ForResource(corev1.SchemeGroupVersion.WithResource("pods"))
+			if err == nil {
+				got[2*i+1], _ = pipeline.Unwrap(gi.Informer())
+			}
+		}()
+	}
+	for range callers {
+		<-done
+	}
+	for i, inf := range got {
+		if inf == nil || inf != got[0] {
+			t.Fatalf("caller %d got informer %p, caller 0 %p", i/2, inf, got[0])
+		}
+	}
+}
