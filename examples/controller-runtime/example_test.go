@@ -1,0 +1,41 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/shardinformer/shardinformer/apisim"
+	"github.com/shardinformer/shardinformer/pipeline"
+	corev1 "k8s.io/api/core/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+)
+
+// A controller-runtime manager built with
+// cache.Options{NewInformer: informers.NewInformer} (newManager) reads from a
+// cache of shardinformer informers; pipeline.Unwrap reaches the informer behind
+// the cache's, for parallel handlers and Stats.
+func Example() {
+	s, _ := apisim.New(apisim.Config{})
+	for i := range 3 {
+		_, _ = s.Create(apisim.NewPod("default", fmt.Sprintf("web-%d", i), int64(i), apisim.PodOptions{}))
+	}
+	_ = s.Start()
+	defer s.Close()
+
+	mgr, err := newManager(s.RESTConfig())
+	if err != nil {
+		panic(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- mgr.Start(ctx) }() // goroutine: the manager; joined below.
+	defer func() { cancel(); <-errc }()
+
+	inf, _ := mgr.GetCache().GetInformer(ctx, &corev1.Pod{})
+	mgr.GetCache().WaitForCacheSync(ctx)
+	ours, _ := pipeline.Unwrap(inf.(toolscache.SharedIndexInformer))
+	var pods corev1.PodList
+	_ = mgr.GetClient().List(ctx, &pods)
+	fmt.Printf("%d pods in a cache of %T\n", len(pods.Items), ours)
+	// Output: 3 pods in a cache of *pipeline.Informer
+}

@@ -1,0 +1,191 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/shardinformer/shardinformer/apisim"
+	"github.com/shardinformer/shardinformer/pipeline"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
+	ctrl "sigs.k8s.io/controller-runtime"
+)
+
+func TestMain(m *testing.M) {
+	ctrl.SetLogger(logr.Discard())
+	os.Exit(m.Run())
+}
+
+// eventually polls cond until it holds; the deadline only turns a hang into a
+// failure.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// serverState returns key → resourceVersion of the server's pods.
+func serverState(s *apisim.Server) map[types.NamespacedName]string {
+	out := map[types.NamespacedName]string{}
+	for _, p := range s.List("") {
+		out[types.NamespacedName{Namespace: p.Namespace, Name: p.Name}] = p.ResourceVersion
+	}
+	return out
+}
+
+// A real controller-runtime manager with a pod controller runs on our
+// informers against the simulated API server: the cache's informer is ours,
+// every pod is reconciled at its current version — through creates, updates
+// and deletes while the controller runs — the cache equals the server, and
+// stopping the manager stops every informer goroutine.
+func TestManagerOnShardinformer(t *testing.T) {
+	s, err := apisim.New(apisim.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 300 {
+		if _, err := s.Create(apisim.NewPod(fmt.Sprintf("ns-%d", i%5), fmt.Sprintf("pod-%03d", i), int64(i), apisim.PodOptions{})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+
+	mgr, err := newManager(s.RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := NewPodReconciler(mgr.GetClient())
+	if err := r.SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() { errc <- mgr.Start(ctx) }() // goroutine: the manager; joined below.
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		t.Fatal("cache did not sync")
+	}
+
+	inf, err := mgr.GetCache().GetInformer(ctx, &corev1.Pod{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sii, ok := inf.(toolscache.SharedIndexInformer); !ok {
+		t.Fatalf("cache informer %T", inf)
+	} else if _, ours := pipeline.Unwrap(sii); !ours {
+		t.Fatalf("cache informer %T is not shardinformer's", inf)
+	}
+
+	// reconciledAll: every server pod reconciled at its current version and
+	// every deleted one reconciled as gone.
+	deleted := map[types.NamespacedName]bool{}
+	reconciledAll := func() bool {
+		for key, rv := range serverState(s) {
+			if got, _ := r.Seen(key); got != rv {
+				return false
+			}
+		}
+		for key := range deleted {
+			if got, ok := r.Seen(key); !ok || got != "" {
+				return false
+			}
+		}
+		return true
+	}
+	eventually(t, "every pod reconciled", reconciledAll)
+
+	for i := range 60 {
+		ns, name := fmt.Sprintf("ns-%d", i%5), fmt.Sprintf("pod-%03d", i)
+		switch i % 3 {
+		case 0:
+			if _, err := s.Modify(ns, name, func(p *corev1.Pod) { p.Labels["reconcile"] = "again" }); err != nil {
+				t.Fatal(err)
+			}
+		case 1:
+			if _, err := s.Delete(ns, name); err != nil {
+				t.Fatal(err)
+			}
+			deleted[types.NamespacedName{Namespace: ns, Name: name}] = true
+		case 2:
+			if _, err := s.Create(apisim.NewPod(ns, "new-"+name, int64(1000+i), apisim.PodOptions{})); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	eventually(t, "every change reconciled", reconciledAll)
+
+	cacheState := func() map[types.NamespacedName]string {
+		var list corev1.PodList
+		if err := mgr.GetCache().List(ctx, &list); err != nil {
+			t.Fatal(err)
+		}
+		out := map[types.NamespacedName]string{}
+		for _, p := range list.Items {
+			out[types.NamespacedName{Namespace: p.Namespace, Name: p.Name}] = p.ResourceVersion
+		}
+		return out
+	}
+	want := serverState(s)
+	if got := cacheState(); !mapsEqual(got, want) || len(want) != 300 {
+		t.Fatalf("cache has %d pods, server %d (want 300), or versions differ", len(got), len(want))
+	}
+
+	cancel()
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	// The manager waits for its cache; our informers' RunWithContext waits for
+	// every goroutine it started.
+	if g := goroutines("shardinformer/pipeline."); len(g) != 0 {
+		t.Fatalf("%d informer goroutines after the manager stopped:\n%s", len(g), strings.Join(g, "\n\n"))
+	}
+}
+
+func mapsEqual(a, b map[types.NamespacedName]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// goroutines returns the stacks of goroutines with a frame containing s.
+func goroutines(s string) []string {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	return slices.DeleteFunc(strings.Split(string(buf), "\n\n"), func(g string) bool { return !strings.Contains(g, s) })
+}
+
+// The program runs end to end.
+func TestRun(t *testing.T) {
+	if err := run(context.Background(), 100, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+}
