@@ -28,7 +28,7 @@ bench:
 
 ## profile: a representative workload under pkg/profile; profiles land in profiles/.
 profile:
-	$(GO) run ./cmd/profile -dir profiles
+	$(GO) run ./cmd/profile -out profiles $(ARGS)
 
 ## cluster-bins: build kube-apiserver and etcd from the Go module proxy into bin/ (cached).
 cluster-bins:
