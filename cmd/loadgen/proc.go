@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -138,7 +139,12 @@ func startCPUAttribution() (*cpuAttribution, error) {
 // ("server", "churn", "" for unlabelled).
 func (a *cpuAttribution) stop() (map[string]time.Duration, error) {
 	pprof.StopCPUProfile()
-	p, err := profile.Parse(&a.buf)
+	return cpuByLabel(&a.buf)
+}
+
+// cpuByLabel splits a CPU profile's samples by their impl and role labels.
+func cpuByLabel(r io.Reader) (map[string]time.Duration, error) {
+	p, err := profile.Parse(r)
 	if err != nil {
 		return nil, err
 	}
