@@ -151,6 +151,7 @@ func barChart(c chart) chart {
 		hi = math.Max(hi, b.Hi)
 	}
 	c.Y = linearAxis(c.Y, 0, hi)
+	c.X.Ticks = []float64{}
 	c.Series = []chartSeries{}
 	return c
 }
@@ -212,6 +213,12 @@ func rates(pts [][2]float64, from, to, w float64) [][2]float64 {
 	return out
 }
 
+// windowFor returns the rate window for a span of s seconds: 1 s, shorter
+// for short spans (at least two sampling periods), longer beyond 200 s.
+func windowFor(s float64) float64 {
+	return math.Max(0.2, math.Min(math.Max(1, s/200), s/10))
+}
+
 // charts builds the report's charts.
 func (r *report) charts() []chart {
 	out := []chart{}
@@ -225,7 +232,7 @@ func (r *report) charts() []chart {
 	// Initial sync, median run of each implementation.
 	sync := chart{ID: "sync", Title: "Initial sync (median run by time to ready), " + size,
 		X: axis{Label: "seconds since the informer started", Unit: "s"}, Y: axis{Label: "objects", Unit: "count"}}
-	throughput := chart{ID: "throughput", Title: "Throughput during and after the churn (median run, 1 s windows)",
+	throughput := chart{ID: "throughput", Title: "Throughput during and after the churn (median run)",
 		X: axis{Label: "seconds since the churn started", Unit: "s"}, Y: axis{Label: "per second", Unit: "per_s"}}
 	heapT := chart{ID: "heap_timeline", Title: "Heap of the implementation's process over time (median run)",
 		X: axis{Label: "seconds since the informer started", Unit: "s"}, Y: axis{Label: "heap objects", Unit: "bytes"}}
@@ -259,7 +266,7 @@ func (r *report) charts() []chart {
 		if ctl {
 			what = " reconciles/s"
 		}
-		w := math.Max(1, (res.Timeline[len(res.Timeline)-1].T-t.ChurnStart)/200)
+		w := windowFor(res.Timeline[len(res.Timeline)-1].T - t.ChurnStart)
 		throughput.Series = append(throughput.Series, chartSeries{Name: impl + what, Impl: impl,
 			Points: rates(counts, t.ChurnStart, math.Inf(1), w)})
 		var em [][2]float64
@@ -310,7 +317,7 @@ func (r *report) charts() []chart {
 		}
 		if len(c.Series) > 0 {
 			c = lineChart(c)
-			c.Y = axis{Label: c.Y.Label, Unit: "percent", Min: 0, Max: 100, Ticks: []float64{0, 25, 50, 75, 90, 99, 100}}
+			c.Y = axis{Label: c.Y.Label, Unit: "percent", Min: 0, Max: 100, Ticks: []float64{0, 25, 50, 75, 90, 100}}
 			out = append(out, c)
 		}
 	}

@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"runtime/pprof"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -236,8 +235,7 @@ func sub(a, b uint64) uint64 {
 	return 0
 }
 
-// sampler emits a timeline point every 100ms until the client is ready and
-// every 250ms afterwards, and tracks the process's peaks.
+// sampler emits a timeline point every 100ms and tracks the process's peaks.
 type sampler struct {
 	quit, exited chan struct{}
 	once         sync.Once
@@ -245,7 +243,6 @@ type sampler struct {
 
 func startSampler(c *client, pk *peaks, cpu0 time.Duration, emit func(message)) *sampler {
 	s := &sampler{quit: make(chan struct{}), exited: make(chan struct{})}
-	var ready atomic.Bool
 	point := func() {
 		heap, rss := pk.sample()
 		obs, _ := c.observed()
@@ -260,20 +257,13 @@ func startSampler(c *client, pk *peaks, cpu0 time.Duration, emit func(message)) 
 		defer close(s.exited)
 		tick := time.NewTicker(100 * time.Millisecond)
 		defer tick.Stop()
-		n := 0
 		for {
 			select {
 			case <-s.quit:
 				point()
 				return
 			case <-tick.C:
-				n++
-				if !ready.Load() && !c.readyAt.IsZero() {
-					ready.Store(true)
-				}
-				if !ready.Load() || n%5 == 0 {
-					point()
-				}
+				point()
 			}
 		}
 	}()

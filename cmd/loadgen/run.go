@@ -322,8 +322,8 @@ func (tr *trial) do(ctx context.Context) (trialReport, error) {
 	pprof.Do(ctx, pprof.Labels("role", "churn"), func(ctx context.Context) {
 		go func() { churnDone <- g.run(ctx, tr.pods) }() // the churn writer; joined below
 	})
-	var emitted []emittedPoint
-	tick := time.NewTicker(250 * time.Millisecond)
+	emitted := []emittedPoint{{T: time.Since(tr.t0).Seconds()}}
+	tick := time.NewTicker(100 * time.Millisecond)
 	churnErr := tr.pump(ctx, func() bool {
 		select {
 		case err := <-churnDone:

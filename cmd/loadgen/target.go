@@ -142,7 +142,7 @@ func (pc *podCache) get(seed int64, managed bool, namespaces, lo, hi int, gen fu
 	pc.mu.Lock()
 	defer pc.mu.Unlock()
 	if pc.seed != seed || pc.managed != managed || pc.namespaces != namespaces {
-		*pc = podCache{seed: seed, managed: managed, namespaces: namespaces}
+		pc.seed, pc.managed, pc.namespaces, pc.enc = seed, managed, namespaces, nil
 	}
 	for len(pc.enc) < hi {
 		pc.enc = append(pc.enc, nil)
