@@ -86,7 +86,7 @@ func memTotal() uint64 {
 	return 0
 }
 
-// freeOSMemory returns freed memory to the OS so the next scenario's RSS
+// freeOSMemory returns freed memory to the OS so the next trial's RSS
 // starts low.
 func freeOSMemory() { debug.FreeOSMemory() }
 

@@ -212,141 +212,28 @@ func (tr *trial) do(ctx context.Context) (trialReport, error) {
 		}
 	}()
 	res.Target = t.kind()
+	if err := tr.setup(ctx, t, &res.Server); err != nil {
+		return res, err
+	}
+	cpuByLabel, stopProfiling, err := tr.profiling(&res)
+	if err != nil {
+		return res, err
+	}
+	defer stopProfiling()
 
-	// Populate, then serve with every object encoded in advance, so that
-	// the server's encoding work is not done during the client's sync.
-	cpuServer0 := cpuTime()
-	popStart := time.Now()
-	if err := t.populate(ctx, tr.pods, func(n int) {
-		tr.prog.update(func() string {
-			return fmt.Sprintf("[%s run %d/%d: populate %s] %d/%d pods", strings.Join(tr.impls, "+"), tr.run, c.runs, since(popStart), n, tr.pods)
-		})
-	}); err != nil {
-		return res, fmt.Errorf("populate: %w", err)
-	}
-	res.Server.PopulateSeconds = time.Since(popStart).Seconds()
-	if st, ok := t.(*simTarget); ok {
-		var err error
-		pprof.Do(ctx, pprof.Labels("role", "server"), func(context.Context) { err = st.start() })
-		if err != nil {
-			return res, err
-		}
-		encStart := time.Now()
-		if err := st.preencode(ctx, c.contentType); err != nil {
-			return res, fmt.Errorf("pre-encode: %w", err)
-		}
-		res.Server.PreencodeSeconds = time.Since(encStart).Seconds()
-	}
-	res.Server.SetupCPUSeconds = (cpuTime() - cpuServer0).Seconds()
-
-	// Profiles and CPU attribution. Side by side, one CPU profile of this
-	// process serves both: --profile cpu writes it (pkg/profile) and the
-	// attribution reads it back; otherwise loadgen profiles in memory.
-	var stopProfile func()
-	var profFile string
-	if c.sideBySide && c.profile != "" {
-		pd := tr.profileDir("side-by-side")
-		var err error
-		if stopProfile, err = startProfile(c.profile, pd); err != nil {
-			return res, err
-		}
-		defer func() {
-			if stopProfile != nil {
-				stopProfile()
-			}
-		}()
-		res.ProfileDir = pd
-		if c.profile == "cpu" {
-			profFile = filepath.Join(pd, "cpu.pprof")
-		}
-	}
-	var attr *cpuAttribution
-	if profFile == "" {
-		attr, _ = startCPUAttribution() // nil if the CPU profiler is busy: no split
-	}
-	defer func() {
-		if attr != nil {
-			_, _ = attr.stop()
-		}
-	}()
-
-	// Implementations.
-	tr.msgs = make(chan sideMsg, 1024)
-	base := spec{Scenario: scenarioInformer, Pods: tr.pods, Namespaces: c.namespaces, Endpoint: t.endpoint(),
-		Handlers: c.handlers, HandlerWorkers: c.handlerWorkers, HandlerIters: tr.iters(c.handlerWork), Readers: c.readers,
-		Workers: c.workers, ReconcileIters: tr.iters(c.reconcileWork), Shards: c.shards, RingSize: c.ringSize,
-		Policy: c.policy.String(), ContentType: c.contentType, WatchList: c.watchList, Seed: c.seed, Quiesce: c.quiesce,
-		Profile: c.profile, MetricsAddr: c.metricsAddr, Process: !c.sideBySide}
-	if c.controller() {
-		base.Scenario = scenarioController
-	}
 	cpu0 := cpuTime()
-	tr.t0 = time.Now()
-	res.StartedAt = tr.t0
-	for i, impl := range tr.impls {
-		sp := base
-		sp.Impl = impl
-		if c.sideBySide {
-			sp.Profile, sp.MetricsAddr = "", ""
-			var reg prometheus.Registerer
-			if tr.reg != nil {
-				reg = tr.reg
-			}
-			tr.sides = append(tr.sides, inProcessSide(ctx, i, sp, reg, tr.msgs))
-			continue
-		}
-		sp.ProfileDir = tr.profileDir(impl)
-		s, err := spawnSide(ctx, i, sp, tr.msgs, tr.stderr)
-		if err != nil {
-			return res, err
-		}
-		tr.sides = append(tr.sides, s)
+	if err := tr.start(ctx, t); err != nil {
+		return res, err
 	}
 	defer tr.shutdown()
-
-	// Sync.
+	defer tr.live.set(nil)
+	res.StartedAt = tr.t0
 	tr.phase = "sync"
 	if err := tr.pump(ctx, func() bool { return tr.all(func(s *side) bool { return s.ready != 0 }) }); err != nil {
 		return res, err
 	}
-
-	// Churn.
-	tr.phase = "churn"
-	g := newChurner(t, c)
-	tr.live.set(g)
-	defer tr.live.set(nil)
-	if err := tr.broadcast(command{Cmd: cmdChurnStart, At: time.Now().UnixNano()}); err != nil {
-		return res, err
-	}
-	churnDone := make(chan error, 1)
-	pprof.Do(ctx, pprof.Labels("role", "churn"), func(ctx context.Context) {
-		go func() { churnDone <- g.run(ctx, tr.pods) }() // the churn writer; joined below
-	})
-	emitted := []emittedPoint{{T: time.Since(tr.t0).Seconds()}}
-	tick := time.NewTicker(100 * time.Millisecond)
-	churnErr := tr.pump(ctx, func() bool {
-		select {
-		case err := <-churnDone:
-			churnDone <- err
-			return true
-		case <-tick.C:
-			emitted = append(emitted, emittedPoint{T: time.Since(tr.t0).Seconds(), Emitted: g.emitted()})
-			tr.prog.update(func() string { return tr.line("churn", g) })
-		default:
-		}
-		return false
-	})
-	tick.Stop()
-	if churnErr != nil {
-		return res, churnErr
-	}
-	if err := <-churnDone; err != nil {
-		fmt.Fprintf(tr.stderr, "\nloadgen: churn stopped early: %v\n", err)
-	}
-	emitted = append(emitted, emittedPoint{T: g.stoppedAt.Sub(tr.t0).Seconds(), Emitted: g.emitted()})
-	res.Emitted = emitted
-	res.Churn = g.report()
-	if err := tr.broadcast(command{Cmd: cmdChurnEnd, At: g.stoppedAt.UnixNano()}); err != nil {
+	g, err := tr.churn(ctx, t, &res)
+	if err != nil {
 		return res, err
 	}
 
@@ -375,47 +262,191 @@ func (tr *trial) do(ctx context.Context) (trialReport, error) {
 		c.afterCheck()
 	}
 	res.Server.CPUSeconds = (cpuTime() - cpu0).Seconds()
-	var byLabel map[string]time.Duration
-	if attr != nil {
-		byLabel, _ = attr.stop()
-		attr = nil
-	} else if profFile != "" {
-		stopProfile()
-		stopProfile = nil
-		if b, err := os.ReadFile(profFile); err == nil {
-			byLabel, _ = cpuByLabel(bytes.NewReader(b))
-		}
-	}
-	if byLabel != nil {
+	if byLabel := cpuByLabel(); byLabel != nil {
 		res.CPUByLabel = map[string]float64{}
 		for k, v := range byLabel {
 			res.CPUByLabel[k] = v.Seconds()
 		}
 	}
+	return res, tr.collect(ctx, &res, g.deleteStamps())
+}
 
-	// Results, one implementation at a time (its heap is measured by
-	// releasing it, which must not overlap another's release).
-	deletes := g.deleteStamps()
+// setup populates t, then serves it with every object encoded in advance,
+// so that the server's encoding work is not done during the client's sync.
+func (tr *trial) setup(ctx context.Context, t target, srv *trialServer) error {
+	cpu0 := cpuTime()
+	popStart := time.Now()
+	if err := t.populate(ctx, tr.pods, func(n int) {
+		tr.prog.update(func() string {
+			return fmt.Sprintf("[%s run %d/%d: populate %s] %d/%d pods", strings.Join(tr.impls, "+"), tr.run, tr.c.runs, since(popStart), n, tr.pods)
+		})
+	}); err != nil {
+		return fmt.Errorf("populate: %w", err)
+	}
+	srv.PopulateSeconds = time.Since(popStart).Seconds()
+	if st, ok := t.(*simTarget); ok {
+		var err error
+		pprof.Do(ctx, pprof.Labels("role", "server"), func(context.Context) { err = st.start() })
+		if err != nil {
+			return err
+		}
+		encStart := time.Now()
+		if err := st.preencode(ctx, tr.c.contentType); err != nil {
+			return fmt.Errorf("pre-encode: %w", err)
+		}
+		srv.PreencodeSeconds = time.Since(encStart).Seconds()
+	}
+	srv.SetupCPUSeconds = (cpuTime() - cpu0).Seconds()
+	return nil
+}
+
+// profiling starts this process's CPU profile for the split of CPU by
+// goroutine label. Side by side with --profile, pkg/profile writes the
+// profile into the trial's directory and, for cpu, the split reads it back;
+// otherwise loadgen profiles in memory (children profile themselves).
+// byLabel ends the CPU profile and returns the split (nil if none); stop
+// ends everything and may follow byLabel.
+func (tr *trial) profiling(res *trialReport) (byLabel func() map[string]time.Duration, stop func(), err error) {
+	var stopProfile func()
+	var profFile string
+	if tr.c.sideBySide && tr.c.profile != "" {
+		pd := tr.profileDir("side-by-side")
+		if stopProfile, err = startProfile(tr.c.profile, pd); err != nil {
+			return nil, nil, err
+		}
+		res.ProfileDir = pd
+		if tr.c.profile == "cpu" {
+			profFile = filepath.Join(pd, "cpu.pprof")
+		}
+	}
+	var attr *cpuAttribution
+	if profFile == "" {
+		attr, _ = startCPUAttribution() // nil if the CPU profiler is busy: no split
+	}
+	byLabel = func() map[string]time.Duration {
+		var m map[string]time.Duration
+		switch {
+		case attr != nil:
+			m, _ = attr.stop()
+			attr = nil
+		case profFile != "" && stopProfile != nil:
+			stopProfile()
+			stopProfile = nil
+			if b, err := os.ReadFile(profFile); err == nil {
+				m, _ = cpuByLabel(bytes.NewReader(b))
+			}
+		}
+		return m
+	}
+	stop = func() {
+		byLabel()
+		if stopProfile != nil {
+			stopProfile()
+		}
+	}
+	return byLabel, stop, nil
+}
+
+// start starts the implementations under test: each in a child process, or
+// side by side on goroutines of this process.
+func (tr *trial) start(ctx context.Context, t target) error {
+	c := tr.c
+	tr.msgs = make(chan sideMsg, 1024)
+	base := spec{Scenario: scenarioInformer, Pods: tr.pods, Namespaces: c.namespaces, Endpoint: t.endpoint(),
+		Handlers: c.handlers, HandlerWorkers: c.handlerWorkers, HandlerIters: tr.iters(c.handlerWork), Readers: c.readers,
+		Workers: c.workers, ReconcileIters: tr.iters(c.reconcileWork), Shards: c.shards, RingSize: c.ringSize,
+		Policy: c.policy.String(), ContentType: c.contentType, WatchList: c.watchList, Seed: c.seed, Quiesce: c.quiesce,
+		Profile: c.profile, MetricsAddr: c.metricsAddr, Process: !c.sideBySide}
+	if c.controller() {
+		base.Scenario = scenarioController
+	}
+	tr.t0 = time.Now()
+	for i, impl := range tr.impls {
+		sp := base
+		sp.Impl = impl
+		if c.sideBySide {
+			sp.Profile, sp.MetricsAddr = "", ""
+			var reg prometheus.Registerer
+			if tr.reg != nil {
+				reg = tr.reg
+			}
+			tr.sides = append(tr.sides, inProcessSide(ctx, i, sp, reg, tr.msgs))
+			continue
+		}
+		sp.ProfileDir = tr.profileDir(impl)
+		s, err := spawnSide(ctx, i, sp, tr.msgs, tr.stderr)
+		if err != nil {
+			return err
+		}
+		tr.sides = append(tr.sides, s)
+	}
+	return nil
+}
+
+// churn runs the churn writer while handling the sides' messages, and tells
+// the sides when it starts and ends.
+func (tr *trial) churn(ctx context.Context, t target, res *trialReport) (*churner, error) {
+	tr.phase = "churn"
+	g := newChurner(t, tr.c)
+	tr.live.set(g) // until the trial ends
+	if err := tr.broadcast(command{Cmd: cmdChurnStart, At: time.Now().UnixNano()}); err != nil {
+		return nil, err
+	}
+	churnDone := make(chan error, 1)
+	pprof.Do(ctx, pprof.Labels("role", "churn"), func(ctx context.Context) {
+		go func() { churnDone <- g.run(ctx, tr.pods) }() // the churn writer; joined below
+	})
+	emitted := []emittedPoint{{T: time.Since(tr.t0).Seconds()}}
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	var churnErr error
+	err := tr.pump(ctx, func() bool {
+		select {
+		case churnErr = <-churnDone:
+			return true
+		case <-tick.C:
+			emitted = append(emitted, emittedPoint{T: time.Since(tr.t0).Seconds(), Emitted: g.emitted()})
+			tr.prog.update(func() string { return tr.line("churn", g) })
+		default:
+		}
+		return false
+	})
+	if err != nil {
+		return nil, err // ctx ended (the writer too) or a side failed
+	}
+	if churnErr != nil {
+		fmt.Fprintf(tr.stderr, "\nloadgen: churn stopped early: %v\n", churnErr)
+	}
+	res.Emitted = append(emitted, emittedPoint{T: g.stoppedAt.Sub(tr.t0).Seconds(), Emitted: g.emitted()})
+	res.Churn = g.report()
+	res.ChurnStart, res.ChurnEnd = g.startedAt.Sub(tr.t0).Seconds(), g.stoppedAt.Sub(tr.t0).Seconds()
+	return g, tr.broadcast(command{Cmd: cmdChurnEnd, At: g.stoppedAt.UnixNano()})
+}
+
+// collect asks each side for its result, one at a time (its heap is
+// measured by releasing it, which must not overlap another's release),
+// waits for every side to end and adds their results to res.
+func (tr *trial) collect(ctx context.Context, res *trialReport, deletes map[string]int64) error {
 	for i, s := range tr.sides {
 		if err := s.send(command{Cmd: cmdFinish, Deletes: deletes}); err != nil {
-			return res, err
+			return err
 		}
 		if err := tr.pump(ctx, func() bool { return tr.sides[i].result != nil }); err != nil {
-			return res, err
+			return err
 		}
 	}
 	for _, s := range tr.sides {
 		s.closeIn()
 	}
 	if err := tr.pump(ctx, func() bool { return tr.all(func(s *side) bool { return s.exited }) }); err != nil {
-		return res, err
+		return err
 	}
 	for _, s := range tr.sides {
 		r := *s.result
 		r.Timeline = timeline(s.samples, tr.t0)
 		r.SyncedAt = float64(s.synced-tr.t0.UnixNano()) / 1e9
 		r.ReadyAt = float64(s.ready-tr.t0.UnixNano()) / 1e9
-		if c.sideBySide {
+		if tr.c.sideBySide {
 			r.CPUScope = cpuScopeShared
 			r.CPUSeconds, r.SyncCPUSeconds = 0, 0
 			if res.CPUByLabel != nil {
@@ -429,8 +460,7 @@ func (tr *trial) do(ctx context.Context) (trialReport, error) {
 		}
 		res.Results = append(res.Results, r)
 	}
-	res.ChurnStart, res.ChurnEnd = g.startedAt.Sub(tr.t0).Seconds(), g.stoppedAt.Sub(tr.t0).Seconds()
-	return res, nil
+	return nil
 }
 
 // all reports whether f holds for every side.

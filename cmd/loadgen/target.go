@@ -38,7 +38,6 @@ const (
 type target interface {
 	// kind is "apisim" or "cluster".
 	kind() string
-	url() string
 	// endpoint is how the implementations under test reach it.
 	endpoint() endpoint
 	namespace(i int) string
@@ -83,7 +82,6 @@ func newSimTarget(c config) (*simTarget, error) {
 }
 
 func (t *simTarget) kind() string           { return "apisim" }
-func (t *simTarget) url() string            { return t.srv.URL() }
 func (t *simTarget) endpoint() endpoint     { return endpoint{Kind: "apisim", Host: t.srv.URL()} }
 func (t *simTarget) namespace(i int) string { return namespaceName(t.endpoint(), i, t.namespaces) }
 
@@ -271,7 +269,6 @@ func newClusterTarget(ctx context.Context, c config, runID string) (*clusterTarg
 }
 
 func (t *clusterTarget) kind() string { return "cluster" }
-func (t *clusterTarget) url() string  { return t.cfg.Host }
 func (t *clusterTarget) endpoint() endpoint {
 	return endpoint{Kind: "cluster", Host: t.cfg.Host, Kubeconfig: t.kubeconfig, RunID: t.runID}
 }
