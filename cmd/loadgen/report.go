@@ -608,7 +608,11 @@ func printSummary(w io.Writer, r *report) {
 	} else {
 		printFigures(w, r)
 	}
-	if r.Server.CPUSeconds > 0 {
+	switch {
+	case r.Server.CPUSeconds > 0 && s.Target == "cluster":
+		fmt.Fprintf(w, "\nchurn writer (parent process, not in the figures): %.1f CPU s while clients ran; populate %.1f s\n",
+			r.Server.CPUSeconds, r.Server.PopulateSeconds)
+	case r.Server.CPUSeconds > 0:
 		fmt.Fprintf(w, "\nserver and churn writer (parent process, not in the figures): %.1f CPU s while clients ran (server %.1f s, churn %.1f s by label); populate %.1f s, pre-encode %.1f s\n",
 			r.Server.CPUSeconds, r.Server.ServerCPUSeconds, r.Server.ChurnCPUSeconds, r.Server.PopulateSeconds, r.Server.PreencodeSeconds)
 	}

@@ -103,6 +103,9 @@ func run(ctx context.Context, c config, stdout, stderr io.Writer) (*report, erro
 		}
 		fmt.Fprintf(stdout, "HTML report: %s\n", p)
 	}
+	if c.profile != "" {
+		fmt.Fprintf(stdout, "%s profiles (pkg/profile, goroutines labelled impl=<name>): %s\n", c.profile, filepath.Join(dir, "profiles"))
+	}
 	if !rep.Pass {
 		return rep, errCheckFailed
 	}
