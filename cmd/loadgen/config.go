@@ -177,7 +177,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&scalePods, "scale-pods", "10k,30k,100k", "object counts the scale scenario sweeps, increasing; 1M needs ≈30 GiB of memory")
 	fs.IntVar(&c.namespaces, "namespaces", 100, "namespaces the pods are spread over")
 	fs.Float64Var(&c.churnRate, "churn-rate", 2000, "churn events per second (creates+updates+deletes); 0 = as fast as possible")
-	fs.DurationVar(&c.churnDuration, "churn-duration", 15*time.Second, "length of the churn phase; with --churn-rate and no --churn-events it sets the event count (rate × duration), so every trial writes the same events; 0 = bounded by --churn-events only (both 0: no churn phase)")
+	fs.DurationVar(&c.churnDuration, "churn-duration", 10*time.Second, "length of the churn phase; with --churn-rate and no --churn-events it sets the event count (rate × duration), so every trial writes the same events; 0 = bounded by --churn-events only (both 0: no churn phase)")
 	fs.IntVar(&c.churnEvents, "churn-events", 0, "stop the churn after this many events; 0 = bounded by --churn-duration only")
 	fs.StringVar(&mixS, "mix", "1:8:1", "relative weights create:update:delete of churn events")
 	fs.IntVar(&c.workers, "workers", 4, "controller: reconcile workers taking keys from the work queue")

@@ -47,8 +47,8 @@ func TestParseFlagsDefaults(t *testing.T) {
 	}
 	// A rate and a duration fix the event count, so that every trial
 	// writes the same events.
-	if c.churnEvents != int(c.churnRate*15) || c.churnDuration != 0 {
-		t.Errorf("churn bound: events %d duration %v, want rate × 15s events", c.churnEvents, c.churnDuration)
+	if c.churnEvents != int(c.churnRate*10) || c.churnDuration != 0 {
+		t.Errorf("churn bound: events %d duration %v, want rate × 10s events", c.churnEvents, c.churnDuration)
 	}
 	s, err := parseFlags([]string{"--scenario", "scale"}, io.Discard)
 	if err != nil {
