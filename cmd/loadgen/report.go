@@ -659,7 +659,7 @@ func printFigures(w io.Writer, r *report) {
 		if both {
 			ratio := "-"
 			if f.Ratio != nil {
-				ratio = fmt.Sprintf("%.2f", *f.Ratio)
+				ratio = fmtRatio(*f.Ratio)
 			}
 			line += "\t" + ratio + "\t" + f.Verdict
 		}
@@ -699,6 +699,14 @@ func printScale(w io.Writer, r *report) {
 		fmt.Fprintln(tw)
 	}
 	tw.Flush()
+}
+
+// fmtRatio shows two decimals, or two significant digits below 0.1.
+func fmtRatio(x float64) string {
+	if x < 0.1 {
+		return fmt.Sprintf("%.2g", x)
+	}
+	return fmt.Sprintf("%.2f", x)
 }
 
 func joinSizes(sizes []int) string {
