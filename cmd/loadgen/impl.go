@@ -137,9 +137,9 @@ type client struct {
 
 	collectors []prometheus.Collector // registered when metrics are served
 
-	startedAt, syncedAt, readyAt, caughtUp time.Time
-	cancel                                 context.CancelFunc
-	done                                   chan struct{} // closed when the informer and workers have returned
+	startedAt, syncedAt, readyAt time.Time
+	cancel                       context.CancelFunc
+	done                         chan struct{} // closed when the informer and workers have returned
 
 	readersCancel context.CancelFunc
 	readersWG     sync.WaitGroup

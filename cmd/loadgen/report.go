@@ -285,7 +285,7 @@ var figureDefs = []figureDef{
 	{"freshness_p99", "cache freshness p99 (change → in cache)", "s", "lower", false, scenarioController, freshness(func(l *latencyRep) float64 { return l.P99 })},
 	{"catch_up_seconds", "catch-up after churn", "s", "lower", false, "", always(func(r *implResult) float64 { return r.CatchUpSeconds })},
 	{"reads_per_second", "cache reads/s (readers)", "per_s", "higher", false, scenarioInformer, func(r *implResult) (float64, bool) { return r.ReadsPerS, r.Reads > 0 }},
-	{"cpu_seconds", "CPU seconds, start → checked", "s", "lower", true, "", func(r *implResult) (float64, bool) { return r.CPUSeconds, r.CPUScope != cpuScopeShared }},
+	{"cpu_seconds", "CPU seconds, start → caught up", "s", "lower", true, "", func(r *implResult) (float64, bool) { return r.CPUSeconds, r.CPUScope != cpuScopeShared }},
 	{"sync_cpu_seconds", "CPU seconds to ready", "s", "lower", false, "", func(r *implResult) (float64, bool) { return r.SyncCPUSeconds, r.CPUScope == cpuScopeProcess }},
 	{"retained_heap_bytes", "retained heap (informer + queue)", "bytes", "lower", true, "", always(func(r *implResult) float64 { return float64(r.RetainedHeapBytes) })},
 	{"heap_bytes_per_object", "retained heap per cached object", "bytes", "lower", false, "", always(func(r *implResult) float64 { return r.HeapBytesPerObject })},

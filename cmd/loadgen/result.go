@@ -54,8 +54,9 @@ type implResult struct {
 	Freshness *latencyRep `json:"freshness,omitempty"`
 	Reads     uint64      `json:"reads"`
 	ReadsPerS float64     `json:"reads_per_second"`
-	// CPU from the informer's start to the end of the check (SyncCPU: to
-	// ready); see CPUScope.
+	// CPU from the informer's start until it had caught up, the final
+	// check's own reading of the cache excluded (SyncCPU: to ready); see
+	// CPUScope.
 	CPUSeconds     float64 `json:"cpu_seconds"`
 	SyncCPUSeconds float64 `json:"sync_cpu_seconds"`
 	CPUScope       string  `json:"cpu_scope"`

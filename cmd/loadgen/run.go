@@ -423,7 +423,7 @@ func (tr *trial) churn(ctx context.Context, t target, res *trialReport) (*churne
 	res.Emitted = append(emitted, emittedPoint{T: g.stoppedAt.Sub(tr.t0).Seconds(), Emitted: g.emitted()})
 	res.Churn = g.report()
 	res.ChurnStart, res.ChurnEnd = g.startedAt.Sub(tr.t0).Seconds(), g.stoppedAt.Sub(tr.t0).Seconds()
-	return g, tr.broadcast(command{Cmd: cmdChurnEnd, At: g.stoppedAt.UnixNano()})
+	return g, tr.broadcast(command{Cmd: cmdChurnEnd, At: g.stoppedAt.UnixNano(), Emitted: g.emitted()})
 }
 
 // collect asks each side for its result, one at a time (its heap is
