@@ -475,12 +475,18 @@ func (r *report) headline() string {
 	if len(ahead)+len(behind)+len(even) == 0 {
 		return fmt.Sprintf("%s alone at %s pods (%s).", strings.Join(r.Settings.Impls, ", "), fmtCount(pods), how)
 	}
-	winner := "shardinformer ahead"
+	winner := "no clear difference"
 	switch {
+	case len(ahead) > len(behind):
+		winner = "shardinformer ahead"
 	case len(behind) > len(ahead):
 		winner = "client-go ahead"
-	case len(behind) == len(ahead):
+	case len(ahead) > 0:
 		winner = "no overall winner"
+	}
+	if sure := func(v string) bool { return v == verdictOursBetter || v == verdictTheirsBetter }; winner != "no clear difference" &&
+		!slices.ContainsFunc(r.Figures, func(f figure) bool { return f.Main && sure(f.Verdict) }) {
+		winner += " (no verdict beyond \"likely\")"
 	}
 	s := fmt.Sprintf("%s at %s pods (%s, %s scenario): ", winner, fmtCount(pods), how, r.Scenario)
 	var parts []string
