@@ -18,9 +18,11 @@ vet:
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 
-## run: the load generator on its embedded simulated cluster (100k pods, client-go and shardinformer side by side).
+## run: the load generator's controller scenario on its embedded simulated cluster (100k pods; client-go's
+## stack and ours, each alone in its own process, one run each); prints where report.html and report.json are.
+## ARGS=... adds flags (go run ./cmd/loadgen --help), e.g. ARGS="--runs 3" for medians and spread.
 run:
-	$(GO) run ./cmd/loadgen $(ARGS)
+	$(GO) run ./cmd/loadgen --runs 1 $(ARGS)
 
 ## bench: benchmarks against client-go, raw output and benchstat comparison under bench/results/.
 bench:

@@ -14,14 +14,15 @@ type checkResult struct {
 	ServerObjects     int      `json:"server_objects"`
 	CacheObjects      int      `json:"cache_objects"`
 	CacheMismatches   int      `json:"cache_mismatches"`   // keys missing, extra or at another resourceVersion
-	HandlerMismatches int      `json:"handler_mismatches"` // the same, summed over handlers
+	HandlerMismatches int      `json:"handler_mismatches"` // the same, summed over handlers or the reconciler's last reconciled versions
 	Details           []string `json:"details,omitempty"`  // the first few mismatches
 }
 
 const maxDetails = 5
 
-// check compares r's cache and handlers with want (key → resourceVersion).
-func check(r *implRun, want map[string]string) checkResult {
+// check compares c's cache, and its handlers' or reconciler's views, with
+// want (key → resourceVersion).
+func check(c *client, want map[string]string) checkResult {
 	res := checkResult{ServerObjects: len(want)}
 	note := func(format string, args ...any) {
 		if len(res.Details) < maxDetails {
@@ -29,14 +30,17 @@ func check(r *implRun, want map[string]string) checkResult {
 		}
 	}
 	got := map[string]string{}
-	for _, obj := range r.inf.GetStore().List() {
+	for _, obj := range c.inf.GetStore().List() {
 		p := obj.(*corev1.Pod)
 		got[podKey(p)] = p.ResourceVersion
 	}
 	res.CacheObjects = len(got)
 	res.CacheMismatches = diff(want, got, func(s string) { note("cache: %s", s) })
-	for i, h := range r.handlers {
-		res.HandlerMismatches += diff(want, h.state(), func(s string) { note("handler %d: %s", i, s) })
+	for i, h := range c.handlers {
+		res.HandlerMismatches += diff(want, h.rv.snapshot(), func(s string) { note("handler %d: %s", i, s) })
+	}
+	if c.ctl != nil {
+		res.HandlerMismatches += diff(want, c.ctl.reconciled.snapshot(), func(s string) { note("reconciled: %s", s) })
 	}
 	res.Pass = res.CacheMismatches == 0 && res.HandlerMismatches == 0
 	return res

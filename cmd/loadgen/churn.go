@@ -22,7 +22,7 @@ import (
 //
 // Writers: w goroutines, each owning the keys i ≡ w (mod writers) and its own
 // random source, so with one writer the sequence of operations depends only on
-// the seed, and two runs with the same seed (--sequential) write the same
+// the seed, and two runs with the same seed write the same
 // stream.
 type churner struct {
 	t       target
@@ -59,13 +59,24 @@ func newChurner(t target, c config) *churner {
 // emitted returns the number of writes done so far.
 func (g *churner) emitted() uint64 { return g.creates.Load() + g.updates.Load() + g.deletes.Load() }
 
-// deleteEmission returns when the delete of key was sent, if loadgen sent it.
-func (g *churner) deleteEmission(key string) (int64, bool) {
-	v, ok := g.deletedAt.Load(key)
-	if !ok {
-		return 0, false
+// deleteStamps returns key → emission time (unix nanos) of every delete sent.
+func (g *churner) deleteStamps() map[string]int64 {
+	m := map[string]int64{}
+	g.deletedAt.Range(func(k, v any) bool {
+		m[k.(string)] = v.(int64)
+		return true
+	})
+	return m
+}
+
+// report summarizes the churn after run returned.
+func (g *churner) report() churnReport {
+	r := churnReport{Seconds: g.stoppedAt.Sub(g.startedAt).Seconds(), Creates: g.creates.Load(),
+		Updates: g.updates.Load(), Deletes: g.deletes.Load(), Emitted: g.emitted(), Failed: g.failed.Load()}
+	if r.Seconds > 0 {
+		r.Rate = float64(r.Emitted) / r.Seconds
 	}
-	return v.(int64), true
+	return r
 }
 
 type podRef struct{ ns, name string }

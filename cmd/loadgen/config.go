@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -19,41 +20,61 @@ const (
 	implClientGo = "client-go"
 )
 
+// Scenarios, as --scenario spells them.
+const (
+	scenarioInformer   = "informer"
+	scenarioController = "controller"
+	scenarioScale      = "scale"
+)
+
+// profileModes are the --profile values, each a github.com/pkg/profile mode.
+var profileModes = []string{"cpu", "heap", "allocs", "mutex", "block", "goroutine", "trace"}
+
 // config is everything a run needs, parsed from flags. The zero value is not
-// useful; defaultConfig gives the documented defaults.
+// useful; parseFlags gives the documented defaults.
 type config struct {
+	scenario      string
 	impls         []string // implOurs and/or implClientGo, in run order
-	sequential    bool
-	pods          int
+	sideBySide    bool     // all implementations in this process on one stream
+	runs          int
+	pods          int   // informer and controller scenarios
+	scalePods     []int // scale scenario
 	namespaces    int
 	churnRate     float64 // events/s; 0 = as fast as possible
 	churnDuration time.Duration
 	churnEvents   int
 	mix           mix
-	handlers      int
-	handlerWork   time.Duration
-	readers       int
+	// informer scenario
+	handlers       int
+	handlerWork    time.Duration
+	handlerWorkers int
+	readers        int
+	// controller and scale scenarios
 	workers       int
-	shards        int // 0 = pipeline default
-	ringSize      int
-	policy        pipeline.FullRingPolicy
+	reconcileWork time.Duration
+	// shardinformer
+	shards   int // 0 = pipeline default (GOMAXPROCS)
+	ringSize int
+	policy   pipeline.FullRingPolicy
+	// both
 	contentType   string // "json" or "protobuf"
 	watchList     string // "on", "off" or "default"
 	managedFields bool
 	kubeconfig    string
+	outDir        string
 	out           string
 	html          string
 	metricsAddr   string
 	profile       string
-	profileDir    string
 	seed          int64
 	quiesce       time.Duration // how long to wait for informers to catch up after churn
-	progress      time.Duration // progress line and timeline sampling period; 0 = off
+	progress      time.Duration // progress line period; 0 = off
 	churnWorkers  int           // concurrent writers; 0 = 1 for the simulator, 16 for a cluster
+	args          []string      // the command line, for the report
 
 	// Test hooks, nil in the command.
-	onMetrics  func(url string) // called once the metrics endpoint serves
-	afterCheck func()           // called after the check, informers still running
+	onMetrics  func(url string) // called once a metrics endpoint serves (side by side)
+	afterCheck func()           // called after the check, informers still running (side by side)
 }
 
 // mix is the relative weight of creates, updates and deletes in the churn.
@@ -80,51 +101,109 @@ func parseMix(s string) (mix, error) {
 	return mix{w[0], w[1], w[2]}, nil
 }
 
+// parseSizes parses a comma-separated list of object counts; "k" and "M"
+// suffixes multiply by 1000 and 1000000.
+func parseSizes(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		mult := 1
+		switch {
+		case strings.HasSuffix(f, "k"):
+			mult, f = 1000, strings.TrimSuffix(f, "k")
+		case strings.HasSuffix(f, "M"):
+			mult, f = 1000000, strings.TrimSuffix(f, "M")
+		}
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("--scale-pods %q: %q is not a positive count (e.g. 10k,100k,1M)", s, f)
+		}
+		out = append(out, n*mult)
+	}
+	if !slices.IsSorted(out) {
+		return nil, fmt.Errorf("--scale-pods %q: sizes must be in increasing order", s)
+	}
+	return out, nil
+}
+
+const usageHeader = `loadgen runs client-go's informer stack and shardinformer's on the same pod
+workload and reports what a controller author cares about, with the ratio
+ours/client-go and a verdict for every figure. It exits non-zero if a
+correctness check fails (each cache, handler and reconciler must end at the
+server's state).
+
+Scenarios (--scenario):
+  controller  (default) informer -> work queue -> --workers workers that read
+              the cache (Get + ByIndex of the pod's namespace), burn
+              --reconcile-work of CPU and, against a real cluster, patch the
+              pod's status. The same reconcile function runs on both stacks.
+              Figures: time to sync and reconcile every object, reconciles/s,
+              reconcile start latency after a change, cache freshness, CPU,
+              retained heap.
+  informer    informers with --handlers event handlers (and --readers cache
+              readers); figures: sync, events/s, delivery latency.
+  scale       the controller scenario swept over --scale-pods object counts
+              for --impl (default shardinformer), reporting how each figure
+              grows.
+
+Fairness: by default each implementation runs alone in a process of its own
+(loadgen re-executes itself), so CPU, heap and GC are that implementation's
+alone; the simulated API server and the churn writer stay in the parent
+process. Each run repeats --runs times, alternating the implementations
+(A B A B ...) on the same workload and seed, and the report gives median and
+min-max. --side-by-side runs them at once in one process on one stream.
+
+Output: a summary on stdout; report.json (schema: report.schema.json) and
+report.html (rendered from that JSON, offline) in a new directory under
+--out-dir, whose path is printed; --profile sessions land there too.
+
+Usage: loadgen [flags]
+
+Flags:
+`
+
 // parseFlags parses args (without the program name). Usage and errors go to
 // stderr; a -h/--help request returns flag.ErrHelp.
 func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs := flag.NewFlagSet("loadgen", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var c config
-	var impl, mixS, policy string
-	fs.StringVar(&impl, "impl", "both", "informer implementation(s) to run: shardinformer, client-go or both")
-	fs.BoolVar(&c.sequential, "sequential", false, "run the implementations one after the other, each on a fresh copy of the same cluster and churn (same seed), instead of side by side on one stream; gives per-implementation CPU, heap and RSS without the two competing for cores")
-	fs.IntVar(&c.pods, "pods", 100000, "pods to create before the informers start")
+	c := config{args: append([]string{"loadgen"}, args...)}
+	var impl, mixS, policy, scalePods string
+	fs.StringVar(&c.scenario, "scenario", scenarioController, "what to run: controller, informer or scale (see above)")
+	fs.StringVar(&impl, "impl", "", "implementation(s) to run: shardinformer, client-go or both; empty = both (scale: shardinformer)")
+	fs.BoolVar(&c.sideBySide, "side-by-side", false, "run the implementations at once in one process on one stream of events, instead of each alone in its own process; CPU is then split by goroutine label and heap and GC are shared")
+	fs.IntVar(&c.runs, "runs", 3, "repetitions of each implementation (alternating), reported as median and min-max")
+	fs.IntVar(&c.pods, "pods", 100000, "pods to create before the informers start (controller and informer scenarios)")
+	fs.StringVar(&scalePods, "scale-pods", "10k,30k,100k", "object counts the scale scenario sweeps, increasing; 1M needs ≈30 GiB of memory")
 	fs.IntVar(&c.namespaces, "namespaces", 100, "namespaces the pods are spread over")
 	fs.Float64Var(&c.churnRate, "churn-rate", 2000, "churn events per second (creates+updates+deletes); 0 = as fast as possible")
-	fs.DurationVar(&c.churnDuration, "churn-duration", 30*time.Second, "length of the churn phase; 0 = bounded by --churn-events only (both 0: no churn phase)")
+	fs.DurationVar(&c.churnDuration, "churn-duration", 10*time.Second, "length of the churn phase; with --churn-rate and no --churn-events it sets the event count (rate × duration), so every trial writes the same events; 0 = bounded by --churn-events only (both 0: no churn phase)")
 	fs.IntVar(&c.churnEvents, "churn-events", 0, "stop the churn after this many events; 0 = bounded by --churn-duration only")
 	fs.StringVar(&mixS, "mix", "1:8:1", "relative weights create:update:delete of churn events")
-	fs.IntVar(&c.handlers, "handlers", 2, "event handlers registered on each informer")
-	fs.DurationVar(&c.handlerWork, "handler-work", 0, "simulated CPU work (busy loop) per handler call, e.g. 20us")
-	fs.IntVar(&c.readers, "readers", 0, "goroutines per implementation reading the cache during churn (ByIndex(namespace) then GetByKey)")
-	fs.IntVar(&c.workers, "workers", 1, "shardinformer only: handlers are registered with AddParallelEventHandler(h, workers) when > 1")
+	fs.IntVar(&c.workers, "workers", 4, "controller: reconcile workers taking keys from the work queue")
+	fs.DurationVar(&c.reconcileWork, "reconcile-work", 20*time.Microsecond, "controller: CPU each reconcile burns in a deterministic loop, calibrated once to this duration on this machine (the same iteration count on both stacks)")
+	fs.IntVar(&c.handlers, "handlers", 2, "informer scenario: event handlers registered on each informer")
+	fs.DurationVar(&c.handlerWork, "handler-work", 0, "informer scenario: CPU per handler call (deterministic loop, calibrated like --reconcile-work), e.g. 20us")
+	fs.IntVar(&c.handlerWorkers, "handler-workers", 1, "informer scenario, shardinformer only: handlers are registered with AddParallelEventHandler(h, n) when n > 1")
+	fs.IntVar(&c.readers, "readers", 0, "informer scenario: goroutines per implementation reading the cache during churn (ByIndex(namespace) then GetByKey)")
 	fs.IntVar(&c.shards, "shards", 0, "shardinformer only: shard count; 0 = GOMAXPROCS")
 	fs.IntVar(&c.ringSize, "ring-size", 4096, "shardinformer only: ring capacity per (shard, listener worker)")
-	fs.StringVar(&policy, "policy", "coalesce", "shardinformer only: full-ring policy: coalesce, block or grow")
+	fs.StringVar(&policy, "policy", pipeline.Coalesce.String(), "shardinformer only: full-ring policy: coalesce, block or grow")
 	fs.StringVar(&c.contentType, "content-type", "protobuf", "wire format of the informers' clients: json or protobuf")
 	fs.StringVar(&c.watchList, "watchlist", "default", "client-go WatchListClient feature gate: on, off or default (client-go's default, on in v0.37)")
 	fs.BoolVar(&c.managedFields, "managed-fields", false, "give pods managedFields (adds 3-6 KB each)")
-	fs.StringVar(&c.kubeconfig, "kubeconfig", "", "run against a real cluster: create pods in loadgen's own labelled namespaces, churn through the API server, clean up on exit; empty = embedded simulated API server on 127.0.0.1")
-	fs.StringVar(&c.out, "out", "", "write the machine-readable report (JSON) to this file")
-	fs.StringVar(&c.html, "html", "", "write an HTML report with charts (self-contained, no network) to this file")
-	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this loopback address, e.g. 127.0.0.1:9090; empty = off")
-	fs.StringVar(&c.profile, "profile", "", "profile the run with github.com/pkg/profile: cpu, mem, alloc, mutex, block, goroutine or trace")
-	fs.StringVar(&c.profileDir, "profile-dir", "profiles", "directory for --profile output")
+	fs.StringVar(&c.kubeconfig, "kubeconfig", "", "run against a real cluster: create pods in loadgen's own labelled namespaces (new ones for every run), churn through the API server, clean up on exit; empty = embedded simulated API server on 127.0.0.1")
+	fs.StringVar(&c.outDir, "out-dir", "loadgen-results", "each invocation writes report.json, report.html and profiles into a new directory DIR/<time>-<scenario>; empty = none")
+	fs.StringVar(&c.out, "out", "", "also write the JSON report to this file")
+	fs.StringVar(&c.html, "html", "", "also write the HTML report to this file")
+	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this loopback address, e.g. 127.0.0.1:9090, from the process running the informers; empty = off")
+	fs.StringVar(&c.profile, "profile", "", "profile every implementation process with github.com/pkg/profile: "+strings.Join(profileModes, ", ")+"; files go to <run directory>/profiles/<size>-run<N>-<impl>/, goroutines labelled impl=<name>")
 	fs.Int64Var(&c.seed, "seed", 1, "random seed for pods and churn")
-	fs.DurationVar(&c.quiesce, "quiesce-timeout", 2*time.Minute, "how long to wait after churn for every informer and handler to reach the server's state")
-	fs.DurationVar(&c.progress, "progress", time.Second, "progress line and timeline sample interval; 0 = no progress line")
+	fs.DurationVar(&c.quiesce, "quiesce-timeout", 2*time.Minute, "how long to wait after churn for every informer, handler and reconciler to reach the server's state")
+	fs.DurationVar(&c.progress, "progress", 2*time.Second, "progress line interval; 0 = no progress line")
 	fs.IntVar(&c.churnWorkers, "churn-workers", 0, "concurrent churn writers; 0 = 1 against the simulator, 16 against a cluster")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), `loadgen stresses shardinformer and client-go's SharedIndexInformer with the same
-pod workload: populate, initial sync, churn at a target rate, then a
-correctness check (each cache and handler ends at the server's state). It
-prints a summary table and exits non-zero if a check fails.
-
-Usage: loadgen [flags]
-
-Flags:
-`)
+		fmt.Fprint(fs.Output(), usageHeader)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -135,6 +214,11 @@ Flags:
 	}
 	var errs []error
 	switch impl {
+	case "":
+		c.impls = []string{implOurs, implClientGo}
+		if c.scenario == scenarioScale {
+			c.impls = []string{implOurs}
+		}
 	case "both":
 		c.impls = []string{implOurs, implClientGo}
 	case implOurs, implClientGo:
@@ -149,7 +233,15 @@ Flags:
 	if c.policy, err = pipeline.ParseFullRingPolicy(policy); err != nil {
 		errs = append(errs, fmt.Errorf("--policy: %w", err))
 	}
+	if c.scalePods, err = parseSizes(scalePods); err != nil {
+		errs = append(errs, err)
+	}
 	errs = append(errs, c.validate()...)
+	if c.churnEvents == 0 && c.churnRate > 0 && c.churnDuration > 0 {
+		// Every trial writes the same sequence of events: a duration bound
+		// would end wherever the writer got to.
+		c.churnEvents, c.churnDuration = int(c.churnRate*c.churnDuration.Seconds()), 0
+	}
 	return c, errors.Join(errs...)
 }
 
@@ -167,21 +259,27 @@ func (c *config) validate() []error {
 	nonNeg("readers", int64(c.readers))
 	nonNeg("shards", int64(c.shards))
 	nonNeg("churn-workers", int64(c.churnWorkers))
-	if c.namespaces < 1 {
-		errs = append(errs, fmt.Errorf("--namespaces %d: need at least 1", c.namespaces))
+	atLeast1 := func(name string, v int) {
+		if v < 1 {
+			errs = append(errs, fmt.Errorf("--%s %d: need at least 1", name, v))
+		}
 	}
-	if c.workers < 1 {
-		errs = append(errs, fmt.Errorf("--workers %d: need at least 1", c.workers))
-	}
-	if c.ringSize < 1 {
-		errs = append(errs, fmt.Errorf("--ring-size %d: need at least 1", c.ringSize))
+	atLeast1("namespaces", c.namespaces)
+	atLeast1("workers", c.workers)
+	atLeast1("handler-workers", c.handlerWorkers)
+	atLeast1("ring-size", c.ringSize)
+	atLeast1("runs", c.runs)
+	switch c.scenario {
+	case scenarioController, scenarioInformer, scenarioScale:
+	default:
+		errs = append(errs, fmt.Errorf("--scenario %q: want controller, informer or scale", c.scenario))
 	}
 	if c.churnRate < 0 {
 		errs = append(errs, fmt.Errorf("--churn-rate %v: must not be negative (0 = as fast as possible)", c.churnRate))
 	}
-	if c.churnDuration < 0 || c.handlerWork < 0 || c.quiesce < 0 || c.progress < 0 {
-		errs = append(errs, fmt.Errorf("durations must not be negative (--churn-duration %v, --handler-work %v, --quiesce-timeout %v, --progress %v)",
-			c.churnDuration, c.handlerWork, c.quiesce, c.progress))
+	if c.churnDuration < 0 || c.handlerWork < 0 || c.reconcileWork < 0 || c.quiesce < 0 || c.progress < 0 {
+		errs = append(errs, fmt.Errorf("durations must not be negative (--churn-duration %v, --handler-work %v, --reconcile-work %v, --quiesce-timeout %v, --progress %v)",
+			c.churnDuration, c.handlerWork, c.reconcileWork, c.quiesce, c.progress))
 	}
 	if c.mix.create+c.mix.update+c.mix.delete > 0 && c.mix.create == 0 && c.mix.update == 0 && c.pods == 0 {
 		errs = append(errs, errors.New("--mix with only deletes needs --pods > 0"))
@@ -196,10 +294,11 @@ func (c *config) validate() []error {
 	default:
 		errs = append(errs, fmt.Errorf("--watchlist %q: want on, off or default", c.watchList))
 	}
-	switch c.profile {
-	case "", "cpu", "mem", "alloc", "mutex", "block", "goroutine", "trace":
-	default:
-		errs = append(errs, fmt.Errorf("--profile %q: want cpu, mem, alloc, mutex, block, goroutine or trace", c.profile))
+	if c.profile != "" && !slices.Contains(profileModes, c.profile) {
+		errs = append(errs, fmt.Errorf("--profile %q: want one of %s", c.profile, strings.Join(profileModes, ", ")))
+	}
+	if c.profile != "" && c.outDir == "" {
+		errs = append(errs, errors.New("--profile needs --out-dir (profiles go into the run's directory)"))
 	}
 	if c.metricsAddr != "" {
 		if err := checkLoopback(c.metricsAddr); err != nil {
@@ -213,3 +312,14 @@ func (c *config) validate() []error {
 	}
 	return errs
 }
+
+// sizes returns the object counts this run sweeps: one, or the scale list.
+func (c *config) sizes() []int {
+	if c.scenario == scenarioScale {
+		return c.scalePods
+	}
+	return []int{c.pods}
+}
+
+// controller reports whether the scenario runs the controller stack.
+func (c *config) controller() bool { return c.scenario != scenarioInformer }

@@ -16,36 +16,137 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/workqueue"
 )
 
-// implRun is one informer implementation under test, with its own clientset
-// (own connections), handlers and readers.
-type implRun struct {
-	name     string
-	inf      cache.SharedIndexInformer
-	ours     *pipeline.Informer // nil for client-go
-	counts   *countingObserver  // ours only
-	handlers []*handler
-	regs     []cache.ResourceEventHandlerRegistration
-	reads    atomic.Uint64
-	// collector reads ours' gauges for Prometheus; unregistered at the end.
-	collector prometheus.Collector
+// Decoder and queue names, as the report spells them.
+const (
+	decoderClientGo = "client-go" // client-go's REST client and protobuf/JSON decoder
+	queueClientGo   = "client-go workqueue"
+)
 
-	startedAt time.Time
-	syncedAt  time.Time // zero until synced
-	caughtUp  time.Time // when the final check passed
-	cancel    context.CancelFunc
-	done      chan struct{} // closed when the informer's Run returned
+// listerWatcher returns the ListerWatcher impl lists and watches pods with,
+// and the name of its decoder for the report. This is the one place that
+// chooses it: today both implementations use client-go's REST client and
+// decoder; the wire package's parallel-decoding ListerWatcher plugs in here
+// for shardinformer (returning "wire"), so that reports can tell the wire's
+// share of a gain from the core's.
+func listerWatcher(impl string, cs kubernetes.Interface, narrow func(*metav1.ListOptions)) (cache.ListerWatcher, string) {
+	pods := cs.CoreV1().Pods("")
+	return cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			narrow(&o)
+			return pods.List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			narrow(&o)
+			return pods.Watch(ctx, o)
+		},
+	}, cs), decoderClientGo
+}
+
+// newQueue returns the controller work queue of impl and its name for the
+// report. This is the one place that chooses it: both implementations use
+// client-go's rate-limiting queue today; ratelimit's queue, which satisfies
+// workqueue.TypedRateLimitingInterface[string], replaces it here for
+// shardinformer when it merges.
+func newQueue(impl string) (workqueue.TypedRateLimitingInterface[string], string) {
+	return workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+		workqueue.TypedRateLimitingQueueConfig[string]{}), queueClientGo
+}
+
+// endpoint is how an implementation under test reaches the API server. It
+// travels to a child process inside the spec.
+type endpoint struct {
+	Kind       string `json:"kind"`                 // "apisim" or "cluster"
+	Host       string `json:"host"`                 // apisim: its URL
+	Kubeconfig string `json:"kubeconfig,omitempty"` // cluster
+	RunID      string `json:"run_id,omitempty"`     // cluster: the run label's value
+}
+
+func (e endpoint) restConfig() (*rest.Config, error) {
+	if e.Kind == "cluster" {
+		rc, err := clientcmd.BuildConfigFromFlags("", e.Kubeconfig)
+		if err != nil {
+			return nil, err
+		}
+		rc.QPS, rc.Burst = -1, -1
+		return rc, nil
+	}
+	return &rest.Config{Host: e.Host, QPS: -1, Burst: -1, DisableCompression: true}, nil
+}
+
+// narrow restricts lists and watches to this run's pods.
+func (e endpoint) narrow(o *metav1.ListOptions) {
+	if e.Kind == "cluster" {
+		o.LabelSelector = labelRun + "=" + e.RunID
+	}
+}
+
+// spec is everything one implementation under test needs: the parent sends
+// it to a child process as JSON, or hands it to an in-process client.
+type spec struct {
+	Scenario       string        `json:"scenario"` // informer or controller
+	Impl           string        `json:"impl"`
+	Pods           int           `json:"pods"`
+	Namespaces     int           `json:"namespaces"`
+	Endpoint       endpoint      `json:"endpoint"`
+	Handlers       int           `json:"handlers"`
+	HandlerWorkers int           `json:"handler_workers"`
+	HandlerIters   int64         `json:"handler_iters"`
+	Readers        int           `json:"readers"`
+	Workers        int           `json:"workers"`
+	ReconcileIters int64         `json:"reconcile_iters"`
+	Shards         int           `json:"shards"`
+	RingSize       int           `json:"ring_size"`
+	Policy         string        `json:"policy"`
+	ContentType    string        `json:"content_type"`
+	WatchList      string        `json:"watchlist"`
+	Seed           int64         `json:"seed"`
+	Quiesce        time.Duration `json:"quiesce"`
+	Profile        string        `json:"profile,omitempty"`
+	ProfileDir     string        `json:"profile_dir,omitempty"`
+	MetricsAddr    string        `json:"metrics_addr,omitempty"`
+	// Process: this implementation is alone in its process, so process-wide
+	// CPU, heap, RSS and GC are its own.
+	Process bool `json:"process"`
+}
+
+// client is one implementation under test: its informer on a clientset of
+// its own (own connections) and either the informer scenario's handlers and
+// readers or the controller scenario's queue and workers.
+type client struct {
+	sp      spec
+	cs      kubernetes.Interface
+	inf     cache.SharedIndexInformer
+	ours    *pipeline.Informer // nil for client-go
+	counts  *countingObserver  // ours only
+	decoder string
+	queue   string
+
+	handlers []*handler // informer scenario
+	regs     []cache.ResourceEventHandlerRegistration
+	ctl      *controller // controller scenario
+	reads    atomic.Uint64
+
+	collectors []prometheus.Collector // registered when metrics are served
+
+	startedAt, syncedAt, readyAt time.Time
+	cancel                       context.CancelFunc
+	done                         chan struct{} // closed when the informer and workers have returned
 
 	readersCancel context.CancelFunc
 	readersWG     sync.WaitGroup
 }
 
 // countingObserver counts what the report needs from the pipeline's hooks and
-// forwards every hook to next (Prometheus, when --metrics-addr is set).
+// forwards every hook to next (Prometheus, when metrics are served).
 type countingObserver struct {
 	next                        pipeline.Observer
 	overflow, coalesced, panics atomic.Uint64
@@ -73,168 +174,234 @@ func (o *countingObserver) Dropped(err error) {
 	o.next.Dropped(err)
 }
 
-// newImplRun builds (does not start) an informer of the named implementation
-// on a clientset of its own. reg, if not nil, receives ours' metrics.
-func newImplRun(name string, c config, t target, churn func() *churner, reg prometheus.Registerer) (*implRun, error) {
-	rc := t.restConfig()
-	rc.UserAgent = "loadgen/" + name
-	if c.contentType == "protobuf" {
+// newClient builds (does not start) the implementation sp names. reg, if
+// not nil, receives ours' metrics.
+func newClient(sp spec, reg prometheus.Registerer) (*client, error) {
+	rc, err := sp.Endpoint.restConfig()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", sp.Impl, err)
+	}
+	rc.UserAgent = "loadgen/" + sp.Impl
+	if sp.ContentType == "protobuf" {
 		rc.ContentType = runtime.ContentTypeProtobuf
 		rc.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
 	} else {
 		rc.ContentType = runtime.ContentTypeJSON
 	}
 	// A dialer of its own makes client-go build a transport of its own
-	// instead of sharing its cached one: the implementations never share a
+	// instead of sharing its cached one: implementations never share a
 	// connection.
 	rc.Dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 	cs, err := kubernetes.NewForConfig(rc)
 	if err != nil {
-		return nil, fmt.Errorf("%s: clientset: %w", name, err)
+		return nil, fmt.Errorf("%s: clientset: %w", sp.Impl, err)
 	}
-	pods := cs.CoreV1().Pods("")
-	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			t.listOptions(&o)
-			return pods.List(ctx, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			t.listOptions(&o)
-			return pods.Watch(ctx, o)
-		},
-	}, cs)
+	lw, decoder := listerWatcher(sp.Impl, cs, sp.Endpoint.narrow)
 	indexers := cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}
-	r := &implRun{name: name, done: make(chan struct{})}
-	switch name {
+	if sp.Scenario == scenarioController {
+		indexers[appIndex] = appIndexFunc
+	}
+	c := &client{sp: sp, cs: cs, decoder: decoder, done: make(chan struct{})}
+	switch sp.Impl {
 	case implOurs:
-		r.counts = &countingObserver{next: pipeline.NopObserver{}}
+		policy, err := pipeline.ParseFullRingPolicy(sp.Policy)
+		if err != nil {
+			return nil, err
+		}
+		c.counts = &countingObserver{next: pipeline.NopObserver{}}
 		if reg != nil {
 			obs, err := promadapter.NewObserver(reg)
 			if err != nil {
 				return nil, err
 			}
-			r.counts.next = obs
+			c.counts.next = obs
 		}
 		opts := []pipeline.Option{
-			pipeline.WithRingCapacity(c.ringSize),
-			pipeline.WithFullRingPolicy(c.policy),
-			pipeline.WithObserver(r.counts),
+			pipeline.WithRingCapacity(sp.RingSize),
+			pipeline.WithFullRingPolicy(policy),
+			pipeline.WithObserver(c.counts),
 			pipeline.WithName("loadgen pods"),
 		}
-		if c.shards > 0 {
-			opts = append(opts, pipeline.WithShards(c.shards))
+		if sp.Shards > 0 {
+			opts = append(opts, pipeline.WithShards(sp.Shards))
 		}
-		r.ours, err = pipeline.New(lw, &corev1.Pod{}, 0, indexers, opts...)
+		c.ours, err = pipeline.New(lw, &corev1.Pod{}, 0, indexers, opts...)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+			return nil, fmt.Errorf("%s: %w", sp.Impl, err)
 		}
 		if reg != nil {
-			r.collector = promadapter.NewCollector(r.ours)
-			if err := reg.Register(r.collector); err != nil {
+			col := promadapter.NewCollector(c.ours)
+			if err := reg.Register(col); err != nil {
 				return nil, err
 			}
+			c.collectors = append(c.collectors, col)
 		}
-		r.inf = r.ours
+		c.inf = c.ours
 	case implClientGo:
-		r.inf = cache.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, indexers)
+		c.inf = cache.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, indexers)
 	default:
-		return nil, fmt.Errorf("unknown implementation %q", name)
+		return nil, fmt.Errorf("unknown implementation %q", sp.Impl)
 	}
-	for range c.handlers {
-		h := newHandler(c.handlerWork, churn)
-		var reg cache.ResourceEventHandlerRegistration
-		if r.ours != nil && c.workers > 1 {
-			reg, err = r.ours.AddParallelEventHandler(h, c.workers)
-		} else {
-			reg, err = r.inf.AddEventHandler(h)
+	if reg != nil {
+		col := newClientCollector(c)
+		if err := reg.Register(col); err != nil {
+			return nil, err
 		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: add handler: %w", name, err)
-		}
-		r.handlers = append(r.handlers, h)
-		r.regs = append(r.regs, reg)
+		c.collectors = append(c.collectors, col)
 	}
-	return r, nil
+	if sp.Scenario == scenarioInformer {
+		for range sp.Handlers {
+			h := newHandler(sp.HandlerIters)
+			var reg cache.ResourceEventHandlerRegistration
+			if c.ours != nil && sp.HandlerWorkers > 1 {
+				reg, err = c.ours.AddParallelEventHandler(h, sp.HandlerWorkers)
+			} else {
+				reg, err = c.inf.AddEventHandler(h)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("%s: add handler: %w", sp.Impl, err)
+			}
+			c.handlers = append(c.handlers, h)
+			c.regs = append(c.regs, reg)
+		}
+		return c, nil
+	}
+	var q workqueue.TypedRateLimitingInterface[string]
+	q, c.queue = newQueue(sp.Impl)
+	var w statusWriter
+	if sp.Endpoint.Kind == "cluster" {
+		w = func(ctx context.Context, ns, name, gen string) error {
+			_, err := cs.CoreV1().Pods(ns).Patch(ctx, name, types.StrategicMergePatchType, statusPatch(gen), metav1.PatchOptions{}, "status")
+			return err
+		}
+	}
+	c.ctl = newController(q, c.inf.GetIndexer(), sp.Workers, sp.ReconcileIters, w)
+	reg2, err := c.inf.AddEventHandler(c.ctl)
+	if err != nil {
+		return nil, fmt.Errorf("%s: add handler: %w", sp.Impl, err)
+	}
+	c.regs = append(c.regs, reg2)
+	return c, nil
 }
 
-// start runs the informer on goroutines labelled impl=<name> for the CPU
-// attribution (goroutines inherit labels from the goroutine that starts them,
-// so the reflector, decoding, HTTP connection and handler goroutines carry
-// it).
-func (r *implRun) start(ctx context.Context) {
-	ctx, r.cancel = context.WithCancel(ctx)
-	r.startedAt = time.Now()
-	pprof.Do(ctx, pprof.Labels("impl", r.name, "role", "informer"), func(ctx context.Context) {
-		go func() { // the informer's Run goroutine
-			defer close(r.done)
-			r.inf.RunWithContext(ctx)
+// start runs the informer (and workers) on goroutines labelled impl=<name>:
+// goroutines inherit labels from the goroutine that starts them, so the
+// reflector, decoding, HTTP connections, handlers and workers carry it, and
+// `go tool pprof -tagfocus impl=shardinformer` selects them.
+func (c *client) start(ctx context.Context) {
+	ctx, c.cancel = context.WithCancel(ctx)
+	c.startedAt = time.Now()
+	pprof.Do(ctx, pprof.Labels("impl", c.sp.Impl, "role", "informer"), func(ctx context.Context) {
+		go func() { // the informer's Run goroutine; with a controller, also its workers' parent
+			defer close(c.done)
+			if c.ctl == nil {
+				c.inf.RunWithContext(ctx)
+				return
+			}
+			var wg sync.WaitGroup
+			wg.Go(func() { c.inf.RunWithContext(ctx) })
+			go func() { // shuts the queue down when the run ends, so the workers return
+				<-ctx.Done()
+				c.ctl.queue.ShutDown()
+			}()
+			c.ctl.run(ctx)
+			wg.Wait()
 		}()
 	})
 }
 
 // synced reports whether the informer and every handler registration have
 // synced, and records when that first happened.
-func (r *implRun) synced() bool {
-	if !r.syncedAt.IsZero() {
+func (c *client) synced() bool {
+	if !c.syncedAt.IsZero() {
 		return true
 	}
-	if !r.inf.HasSynced() {
+	if !c.inf.HasSynced() {
 		return false
 	}
-	for _, reg := range r.regs {
+	for _, reg := range c.regs {
 		if !reg.HasSynced() {
 			return false
 		}
 	}
-	r.syncedAt = time.Now()
+	c.syncedAt = time.Now()
+	return true
+}
+
+// ready reports whether every initial object has been handled: synced, and
+// with a controller, every initial key reconciled once.
+func (c *client) ready() bool {
+	if !c.readyAt.IsZero() {
+		return true
+	}
+	if !c.synced() {
+		return false
+	}
+	if c.ctl != nil && c.ctl.keys.Load() < int64(c.ctl.initial.Load()) {
+		return false
+	}
+	c.readyAt = time.Now()
 	return true
 }
 
 // syncedObjects is the progress measure during the initial sync: the fewest
-// initial adds any handler has processed (the informer's own count when it
-// has no handlers).
-func (r *implRun) syncedObjects() int {
-	if len(r.handlers) == 0 {
-		return len(r.inf.GetStore().ListKeys())
+// initial adds any handler has processed.
+func (c *client) syncedObjects() int {
+	if c.ctl != nil {
+		return int(c.ctl.initial.Load())
+	}
+	if len(c.handlers) == 0 {
+		return len(c.inf.GetStore().ListKeys())
 	}
 	n := uint64(1<<63 - 1)
-	for _, h := range r.handlers {
+	for _, h := range c.handlers {
 		n = min(n, h.initial.Load())
 	}
 	return int(n)
 }
 
-func (r *implRun) calls() uint64 {
-	var n uint64
-	for _, h := range r.handlers {
-		n += h.calls.Load()
+// observed is the fewest churn events any handler observed, and each one's count.
+func (c *client) observed() (minimum uint64, perHandler []uint64) {
+	if c.ctl != nil {
+		o := c.ctl.observed.Load()
+		return o, []uint64{o}
 	}
-	return n
-}
-
-// observedMin is the fewest churn events any handler observed.
-func (r *implRun) observed() (minimum uint64, perHandler []uint64) {
 	minimum = 1<<64 - 1
-	for _, h := range r.handlers {
+	for _, h := range c.handlers {
 		o := h.observed.Load()
 		perHandler = append(perHandler, o)
 		minimum = min(minimum, o)
 	}
-	if len(r.handlers) == 0 {
+	if len(c.handlers) == 0 {
 		minimum = 0
 	}
 	return minimum, perHandler
 }
 
+func (c *client) calls() uint64 {
+	var n uint64
+	for _, h := range c.handlers {
+		n += h.calls.Load()
+	}
+	return n
+}
+
+func (c *client) reconciles() uint64 {
+	if c.ctl == nil {
+		return 0
+	}
+	return c.ctl.reconciles.Load()
+}
+
 // startReaders starts n cache readers: each picks a namespace, lists it
 // through the namespace index and gets one of its pods by key, like a
 // controller's lister calls.
-func (r *implRun) startReaders(ctx context.Context, n int, namespaces []string, seed int64) {
-	ctx, r.readersCancel = context.WithCancel(ctx)
-	idx := r.inf.GetIndexer()
-	pprof.Do(ctx, pprof.Labels("impl", r.name, "role", "reader"), func(ctx context.Context) {
+func (c *client) startReaders(ctx context.Context, n int, namespaces []string, seed int64) {
+	ctx, c.readersCancel = context.WithCancel(ctx)
+	idx := c.inf.GetIndexer()
+	pprof.Do(ctx, pprof.Labels("impl", c.sp.Impl, "role", "reader"), func(ctx context.Context) {
 		for i := range n {
-			r.readersWG.Go(func() { // a cache reader goroutine
+			c.readersWG.Go(func() { // a cache reader goroutine
 				rng := rand.New(rand.NewPCG(uint64(seed), uint64(i)))
 				var local uint64
 				for ctx.Err() == nil {
@@ -245,25 +412,25 @@ func (r *implRun) startReaders(ctx context.Context, n int, namespaces []string, 
 						_, _, _ = idx.GetByKey(podKey(p))
 					}
 					if local++; local%64 == 0 {
-						r.reads.Add(64)
+						c.reads.Add(64)
 					}
 				}
-				r.reads.Add(local % 64)
+				c.reads.Add(local % 64)
 			})
 		}
 	})
 }
 
-func (r *implRun) stopReaders() {
-	if r.readersCancel != nil {
-		r.readersCancel()
-		r.readersWG.Wait()
+func (c *client) stopReaders() {
+	if c.readersCancel != nil {
+		c.readersCancel()
+		c.readersWG.Wait()
 	}
 }
 
-// stop stops the informer and waits for its Run to return.
-func (r *implRun) stop() {
-	r.stopReaders()
-	r.cancel()
-	<-r.done
+// stop stops the informer (and workers) and waits for them to return.
+func (c *client) stop() {
+	c.stopReaders()
+	c.cancel()
+	<-c.done
 }

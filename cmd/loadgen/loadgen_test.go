@@ -8,27 +8,54 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	pprofile "github.com/google/pprof/profile"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
+
+// TestMain lets the test binary stand in for loadgen's child processes: the
+// parent re-executes os.Executable(), which under `go test` is this binary.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == childFlag {
+		os.Exit(childMain())
+	}
+	os.Exit(m.Run())
+}
 
 func TestParseFlagsDefaults(t *testing.T) {
 	c, err := parseFlags(nil, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(c.impls, []string{implOurs, implClientGo}) || c.pods != 100000 || c.sequential ||
-		c.policy.String() != "coalesce" || c.mix != (mix{1, 8, 1}) || c.churnDuration <= 0 {
+	if c.scenario != scenarioController || !slices.Equal(c.impls, []string{implOurs, implClientGo}) || c.pods != 100000 ||
+		c.sideBySide || c.runs != 3 || c.policy.String() != "coalesce" || c.mix != (mix{1, 8, 1}) || c.workers < 1 ||
+		c.reconcileWork <= 0 || c.outDir == "" {
 		t.Errorf("defaults = %+v", c)
+	}
+	// A rate and a duration fix the event count, so that every trial
+	// writes the same events.
+	if c.churnEvents != int(c.churnRate*10) || c.churnDuration != 0 {
+		t.Errorf("churn bound: events %d duration %v, want rate × 10s events", c.churnEvents, c.churnDuration)
+	}
+	s, err := parseFlags([]string{"--scenario", "scale"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(s.impls, []string{implOurs}) || !slices.Equal(s.sizes(), []int{10000, 30000, 100000}) {
+		t.Errorf("scale defaults: impls %v sizes %v", s.impls, s.sizes())
 	}
 }
 
@@ -43,9 +70,15 @@ func TestParseFlagsRejects(t *testing.T) {
 		{[]string{"--readers", "-1"}, "--readers -1"},
 		{[]string{"--namespaces", "0"}, "--namespaces 0"},
 		{[]string{"--workers", "0"}, "--workers 0"},
+		{[]string{"--handler-workers", "0"}, "--handler-workers 0"},
+		{[]string{"--runs", "0"}, "--runs 0"},
 		{[]string{"--ring-size", "0"}, "--ring-size 0"},
 		{[]string{"--churn-rate", "-3"}, "--churn-rate -3"},
 		{[]string{"--churn-duration", "-1s"}, "must not be negative"},
+		{[]string{"--reconcile-work", "-1us"}, "must not be negative"},
+		{[]string{"--scenario", "bench"}, `--scenario "bench"`},
+		{[]string{"--scale-pods", "10k,x"}, `"x" is not a positive count`},
+		{[]string{"--scale-pods", "100k,10k"}, "increasing order"},
 		{[]string{"--impl", "informer2"}, `--impl "informer2"`},
 		{[]string{"--policy", "drop"}, `unknown full-ring policy "drop"`},
 		{[]string{"--mix", "1:2"}, "want create:update:delete"},
@@ -53,7 +86,8 @@ func TestParseFlagsRejects(t *testing.T) {
 		{[]string{"--mix", "0:0:0"}, "all weights are zero"},
 		{[]string{"--content-type", "yaml"}, `--content-type "yaml"`},
 		{[]string{"--watchlist", "maybe"}, `--watchlist "maybe"`},
-		{[]string{"--profile", "heap"}, `--profile "heap"`},
+		{[]string{"--profile", "mem"}, `--profile "mem"`},
+		{[]string{"--profile", "cpu", "--out-dir", ""}, "--profile needs --out-dir"},
 		{[]string{"--metrics-addr", "0.0.0.0:9090"}, "only loopback"},
 		{[]string{"--metrics-addr", "nonsense"}, "--metrics-addr"},
 		{[]string{"--kubeconfig", "/nonexistent/kubeconfig"}, "--kubeconfig"},
@@ -70,20 +104,32 @@ func TestParseFlagsRejects(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "--pods") || !strings.Contains(err.Error(), "--impl") {
 		t.Errorf("two bad flags: %v, want both reported", err)
 	}
+	if sizes, err := parseSizes("10k, 2M,3000000"); err != nil || !slices.Equal(sizes, []int{10000, 2000000, 3000000}) {
+		t.Errorf("parseSizes = %v, %v", sizes, err)
+	}
 }
 
-func TestHelpDocumentsEveryFlag(t *testing.T) {
+func TestHelpDocumentsEveryFlagAndScenario(t *testing.T) {
 	var out bytes.Buffer
 	_, err := parseFlags([]string{"--help"}, &out)
 	if !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("--help: %v, want flag.ErrHelp", err)
 	}
-	for _, f := range []string{"impl", "sequential", "pods", "namespaces", "churn-rate", "churn-duration", "churn-events",
-		"mix", "handlers", "handler-work", "readers", "workers", "shards", "ring-size", "policy", "content-type",
-		"watchlist", "managed-fields", "kubeconfig", "out", "html", "metrics-addr", "profile", "profile-dir", "seed"} {
+	for _, f := range []string{"scenario", "impl", "side-by-side", "runs", "pods", "scale-pods", "namespaces", "churn-rate",
+		"churn-duration", "churn-events", "mix", "workers", "reconcile-work", "handlers", "handler-work", "handler-workers",
+		"readers", "shards", "ring-size", "policy", "content-type", "watchlist", "managed-fields", "kubeconfig", "out-dir",
+		"out", "html", "metrics-addr", "profile", "seed", "quiesce-timeout", "progress", "churn-workers"} {
 		if !strings.Contains(out.String(), "  -"+f+" ") && !strings.Contains(out.String(), "  -"+f+"\n") {
 			t.Errorf("--help does not document -%s", f)
 		}
+	}
+	for _, s := range []string{"controller", "informer", "scale", "--runs", "own process"} {
+		if !strings.Contains(out.String(), s) {
+			t.Errorf("--help does not explain %q", s)
+		}
+	}
+	if strings.Contains(out.String(), childFlag) {
+		t.Errorf("--help shows the internal %s flag", childFlag)
 	}
 }
 
@@ -99,7 +145,7 @@ current-context: c
 	if err := os.WriteFile(path, []byte(kc), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c, err := parseFlags([]string{"--kubeconfig", path, "--pods", "10", "--progress", "0"}, io.Discard)
+	c, err := parseFlags([]string{"--kubeconfig", path, "--pods", "10", "--progress", "0", "--out-dir", ""}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,22 +157,448 @@ current-context: c
 	}
 }
 
-// TestShortRun runs both implementations side by side on a small simulated
-// cluster, with the metrics endpoint on, and checks the JSON report, the
-// HTML report, that every churn event reached every handler of both, and
-// that the endpoint serves shardinformer's, loadgen's and the Go runtime's
-// metrics.
-func TestShortRun(t *testing.T) {
-	dir := t.TempDir()
-	out, html := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.html")
-	c, err := parseFlags([]string{
-		"--pods", "2000", "--namespaces", "8", "--churn-rate", "0", "--churn-events", "1200", "--churn-duration", "0",
-		"--handlers", "2", "--readers", "1", "--workers", "2", "--shards", "3", "--ring-size", "64", "--policy", "grow",
-		"--content-type", "json", "--out", out, "--html", html, "--metrics-addr", "127.0.0.1:0", "--progress", "0",
-	}, io.Discard)
+// runLoadgen runs loadgen with args (plus --out-dir dir, no progress) and
+// returns the report, stdout and the run directory.
+func runLoadgen(t *testing.T, c config) (*report, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	rep, err := run(ctx, c, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("run: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	t.Log("\n" + stdout.String())
+	return rep, stdout.String()
+}
+
+func mustParse(t *testing.T, args ...string) config {
+	t.Helper()
+	c, err := parseFlags(args, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return c
+}
+
+// controllerRun is one small controller run in child processes, shared by
+// the tests that read its report: 2 runs of each implementation, CPU
+// profiles on.
+var controllerRun struct {
+	once   sync.Once
+	dir    string
+	rep    *report
+	stdout string
+}
+
+func controllerReport(t *testing.T) (*report, string, string) {
+	t.Helper()
+	controllerRun.once.Do(func() {
+		dir, err := os.MkdirTemp("", "loadgen-test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := mustParse(t, "--pods", "1500", "--namespaces", "6", "--churn-rate", "600", "--churn-events", "900",
+			"--churn-duration", "0", "--runs", "2", "--workers", "3", "--reconcile-work", "5us", "--profile", "cpu",
+			"--out-dir", dir, "--progress", "0")
+		controllerRun.rep, controllerRun.stdout = runLoadgen(t, c)
+		controllerRun.dir = controllerRun.rep.Directory
+	})
+	if controllerRun.rep == nil {
+		t.Fatal("the shared controller run failed")
+	}
+	return controllerRun.rep, controllerRun.stdout, controllerRun.dir
+}
+
+// TestControllerScenario checks a real controller run in child processes:
+// trials alternate the implementations, every key is reconciled at its
+// final state on both stacks (the check), every churn change reaches a
+// reconcile, and every figure has both values, a ratio and a verdict.
+func TestControllerScenario(t *testing.T) {
+	rep, stdout, _ := controllerReport(t)
+	if !rep.Pass || rep.Scenario != scenarioController || rep.Settings.Mode != modeProcess {
+		t.Fatalf("pass %v scenario %s mode %s", rep.Pass, rep.Scenario, rep.Settings.Mode)
+	}
+	var order []string
+	for _, tr := range rep.Trials {
+		order = append(order, tr.Impls...)
+		if tr.Churn.Emitted != 900 || tr.Churn.Failed != 0 {
+			t.Errorf("trial %v run %d churn %+v, want 900 events", tr.Impls, tr.Run, tr.Churn)
+		}
+		if want := 1500 + int(tr.Churn.Creates) - int(tr.Churn.Deletes); tr.ServerObjects != want {
+			t.Errorf("server objects %d, want %d", tr.ServerObjects, want)
+		}
+		if len(tr.Emitted) < 2 || tr.CPUByLabel["churn"] < 0 {
+			t.Errorf("trial %v: %d emitted points", tr.Impls, len(tr.Emitted))
+		}
+		r := tr.Results[0]
+		if !r.Check.Pass || r.Check.ServerObjects != tr.ServerObjects || r.Objects != tr.ServerObjects {
+			t.Errorf("%s check %+v objects %d, want a pass at %d", r.Impl, r.Check, r.Objects, tr.ServerObjects)
+		}
+		// Every churn change was notified; the reconciles that took one
+		// are at most as many (changes of a key waiting together make one)
+		// and every reconcile that took one was timed.
+		if r.EventsObserved != tr.Churn.Emitted || r.ChurnReconciles == 0 || r.ChurnReconciles > r.EventsObserved ||
+			r.Latency.Count != r.ChurnReconciles || r.Freshness == nil || r.Freshness.Count != r.EventsObserved {
+			t.Errorf("%s: observed %d of %d, churn reconciles %d, latency count %d, freshness %+v", r.Impl, r.EventsObserved,
+				tr.Churn.Emitted, r.ChurnReconciles, r.Latency.Count, r.Freshness)
+		}
+		if r.Reconciles < 1500 || r.Decoder != decoderClientGo || r.Queue != queueClientGo || r.CPUScope != cpuScopeProcess {
+			t.Errorf("%s: reconciles %d decoder %q queue %q cpu scope %q", r.Impl, r.Reconciles, r.Decoder, r.Queue, r.CPUScope)
+		}
+		if r.ReadySeconds < r.InitialSyncSeconds || r.CPUSeconds <= 0 || r.RetainedHeapBytes == 0 || r.PeakRSSBytes == 0 ||
+			r.Latency.P50 <= 0 || r.Latency.P50 > r.Latency.P99 || r.Latency.P99 > r.Latency.Max || len(r.Timeline) < 3 {
+			t.Errorf("%s: measurements missing or inconsistent: %+v", r.Impl, r)
+		}
+		if (r.Impl == implOurs) != (r.Coalesced != nil) {
+			t.Errorf("%s: pipeline counters present = %v", r.Impl, r.Coalesced != nil)
+		}
+	}
+	if want := []string{implOurs, implClientGo, implOurs, implClientGo}; !slices.Equal(order, want) {
+		t.Errorf("trial order %v, want %v (alternating)", order, want)
+	}
+	keys := map[string]bool{}
+	for _, f := range rep.Figures {
+		keys[f.Key] = true
+		if len(f.Values) != 2 || f.Verdict == "" {
+			t.Errorf("figure %s: values %v verdict %q", f.Key, f.Values, f.Verdict)
+		}
+		for impl, s := range f.Values {
+			if len(s.Samples) != 2 || s.Min > s.Median || s.Median > s.Max || s.Text == "" {
+				t.Errorf("figure %s %s: %+v, want 2 runs", f.Key, impl, s)
+			}
+		}
+	}
+	for _, k := range []string{"ready_seconds", "initial_sync_seconds", "reconciles_per_second", "latency_p50", "latency_p90",
+		"latency_p99", "freshness_p99", "cpu_seconds", "retained_heap_bytes"} {
+		if !keys[k] {
+			t.Errorf("no figure %s", k)
+		}
+	}
+	if !strings.Contains(rep.Headline, "1500 pods") && !strings.Contains(rep.Headline, "1.5k") {
+		if !strings.Contains(rep.Headline, fmtCount(1500)) {
+			t.Errorf("headline %q does not name the size", rep.Headline)
+		}
+	}
+	for _, want := range []string{"ours/client-go", "verdict", "PASS shardinformer (1500 pods, run 2)", "PASS client-go (1500 pods, run 1)",
+		"decoder client-go", "server and churn writer"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("summary lacks %q", want)
+		}
+	}
+}
+
+// TestReportValidatesAgainstSchema validates the JSON report of a real run
+// against report.schema.json with a full JSON Schema 2020-12 validator
+// (github.com/santhosh-tekuri/jsonschema), and checks the schema rejects a
+// report with a missing or mistyped field, so the check can fail.
+func TestReportValidatesAgainstSchema(t *testing.T) {
+	_, _, dir := controllerReport(t)
+	sch := compileSchema(t)
+	data := readJSON(t, filepath.Join(dir, "report.json"))
+	if err := sch.Validate(data); err != nil {
+		t.Fatalf("report.json does not match report.schema.json: %v", err)
+	}
+	bad := readJSON(t, filepath.Join(dir, "report.json")).(map[string]any)
+	delete(bad, "headline")
+	if sch.Validate(bad) == nil {
+		t.Error("a report without a headline validates")
+	}
+	bad = readJSON(t, filepath.Join(dir, "report.json")).(map[string]any)
+	bad["trials"].([]any)[0].(map[string]any)["results"].([]any)[0].(map[string]any)["decoder"] = "magic"
+	if sch.Validate(bad) == nil {
+		t.Error("a report with an unknown decoder validates")
+	}
+}
+
+func compileSchema(t *testing.T) *jsonschema.Schema {
+	t.Helper()
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	sch, err := c.Compile("report.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sch
+}
+
+func readJSON(t *testing.T, path string) any {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	v, err := jsonschema.UnmarshalJSON(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TestHTMLReport checks the HTML of a real run: self-contained, the JSON
+// embedded whole, a chart for every figure with no empty series and round
+// ticks, and the run metadata.
+func TestHTMLReport(t *testing.T) {
+	rep, _, dir := controllerReport(t)
+	h, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(h, []byte("http://")) || bytes.Contains(h, []byte("https://")) {
+		if n := bytes.Count(h, []byte("http")); n != bytes.Count(h, []byte(`"http://www.w3.org/2000/svg"`)) {
+			t.Errorf("HTML report refers to %d URLs; it must work offline", n)
+		}
+	}
+	if bytes.Contains(h, []byte("<script src")) || bytes.Contains(h, []byte("<link")) {
+		t.Error("HTML report loads an external script or style")
+	}
+	// The embedded JSON is the report.
+	i := bytes.Index(h, []byte(`<script type="application/json" id="report-data">`))
+	j := bytes.Index(h[i:], []byte("</script>"))
+	var embedded report
+	if i < 0 || j < 0 || json.Unmarshal(h[i+len(`<script type="application/json" id="report-data">`):i+j], &embedded) != nil {
+		t.Fatal("no report JSON embedded in the HTML")
+	}
+	if embedded.Headline != rep.Headline || len(embedded.Charts) != len(rep.Charts) {
+		t.Errorf("embedded report differs: headline %q charts %d", embedded.Headline, len(embedded.Charts))
+	}
+	ids := map[string]bool{}
+	for _, c := range rep.Charts {
+		ids[c.ID] = true
+		if len(c.Series)+len(c.Bars) == 0 {
+			t.Errorf("chart %s has no data", c.ID)
+		}
+		for _, s := range c.Series {
+			if len(s.Points) == 0 {
+				t.Errorf("chart %s: series %s is empty", c.ID, s.Name)
+			}
+		}
+		if c.Kind == "line" {
+			checkRoundTicks(t, c.ID, c.X)
+		}
+		checkRoundTicks(t, c.ID, c.Y)
+	}
+	for _, id := range []string{"sync", "throughput", "latency", "freshness", "retained_heap_bytes", "cpu_seconds", "heap_timeline"} {
+		if !ids[id] {
+			t.Errorf("no %s chart", id)
+		}
+	}
+	for _, c := range rep.Charts {
+		if c.ID == "sync" || c.ID == "throughput" || c.ID == "latency" {
+			impls := map[string]bool{}
+			for _, s := range c.Series {
+				impls[s.Impl] = true
+				if c.ID == "sync" && len(s.Points) < 3 {
+					t.Errorf("sync chart: series %s has %d points", s.Name, len(s.Points))
+				}
+			}
+			if !impls[implOurs] || !impls[implClientGo] {
+				t.Errorf("chart %s lacks an implementation: %v", c.ID, impls)
+			}
+		}
+	}
+	md := rep.Metadata
+	if len(md.CommandLine) == 0 || md.GoVersion == "" || md.NumCPU < 1 || md.GOMAXPROCS < 1 || len(md.Modules) == 0 ||
+		md.BurnIterationsPerSecond <= 0 {
+		t.Errorf("metadata incomplete: %+v", md)
+	}
+	if md.CPUModel == "" && fileExists("/proc/cpuinfo") {
+		t.Error("no CPU model although /proc/cpuinfo exists")
+	}
+	if !slices.ContainsFunc(md.Modules, func(m module) bool { return m.Path == "k8s.io/client-go" }) {
+		t.Error("modules lack k8s.io/client-go")
+	}
+	if len(rep.Implementations) != 2 || rep.Implementations[0].Options["full_ring_policy"] == "" || rep.Implementations[0].Decoder == "" {
+		t.Errorf("implementation settings: %+v", rep.Implementations)
+	}
+}
+
+// checkRoundTicks checks an axis's ticks: labelled, inside its range, and
+// round: on a log axis 1, 2 or 5 × 10^k; on a linear one evenly spaced by a
+// step of 1, 2 or 5 × 10^k (for bytes, of a power of 1024), each tick a
+// whole multiple of the step.
+// TestHTMLInBrowser renders the HTML report of a real run in headless
+// Chromium, in a narrow and a wide window, and fails on any console message
+// (a script error), a chart or series not drawn, or a page wider than a
+// narrow window. Skipped when no Chromium is installed.
+func TestHTMLInBrowser(t *testing.T) {
+	var browser string
+	for _, b := range []string{"/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"} {
+		if fileExists(b) {
+			browser = b
+			break
+		}
+	}
+	if browser == "" {
+		t.Skip("no headless Chromium (/usr/bin/chromium, chromium-browser or google-chrome): the HTML report is checked without a browser only (TestHTMLReport); Debian's chromium package enables this test")
+	}
+	rep, _, dir := controllerReport(t)
+	series := 0
+	for _, c := range rep.Charts {
+		series += len(c.Series) + len(c.Bars)
+	}
+	for _, width := range []int{400, 1400} {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		cmd := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+			"--disable-component-update", "--disable-sync", "--no-first-run", "--user-data-dir="+t.TempDir(),
+			"--enable-logging=stderr", "--v=0", fmt.Sprintf("--window-size=%d,3000", width), "--dump-dom",
+			"file://"+filepath.Join(dir, "report.html"))
+		var dom, logs bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &dom, &logs
+		err := cmd.Run()
+		cancel()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", browser, err, logs.String())
+		}
+		for _, line := range strings.Split(logs.String(), "\n") {
+			if strings.Contains(line, "CONSOLE") {
+				t.Errorf("width %d: console message: %s", width, line)
+			}
+		}
+		d := dom.String()
+		for _, want := range []string{
+			fmt.Sprintf(`data-charts="%d"`, len(rep.Charts)), `data-overflow="false"`, "command line", "GOMAXPROCS", "ours / client-go",
+			strings.ReplaceAll(rep.Metadata.CPUModel, "&", "&amp;"), rep.Metadata.GoVersion} {
+			if !strings.Contains(d, want) {
+				t.Errorf("width %d: rendered page lacks %q", width, want)
+			}
+		}
+		if n := strings.Count(d, "data-chart="); n != len(rep.Charts) {
+			t.Errorf("width %d: %d charts drawn, want %d", width, n, len(rep.Charts))
+		}
+		if n := strings.Count(d, "data-series="); n != series {
+			t.Errorf("width %d: %d series drawn, want %d", width, n, series)
+		}
+		if i, j := strings.Index(d, "<main"), strings.Index(d, "</main>"); i < 0 || j < i {
+			t.Errorf("width %d: no <main> rendered", width)
+		} else if shown := d[i:j]; strings.Contains(shown, "NaN") || strings.Contains(shown, "undefined") {
+			t.Errorf("width %d: the page shows NaN or undefined", width)
+		}
+	}
+}
+
+func checkRoundTicks(t *testing.T, id string, a axis) {
+	t.Helper()
+	if len(a.Ticks) < 2 || len(a.Labels) != len(a.Ticks) || a.Ticks[0] < a.Min*(1-1e-9)-1e-12 || a.Ticks[len(a.Ticks)-1] > a.Max*(1+1e-9)+1e-12 {
+		t.Errorf("chart %s: axis %q ticks %v labels %v in [%v, %v]", id, a.Label, a.Ticks, a.Labels, a.Min, a.Max)
+		return
+	}
+	for i := 1; i < len(a.Labels); i++ {
+		if a.Labels[i] == a.Labels[i-1] {
+			t.Errorf("chart %s: axis %q repeats tick label %q", id, a.Label, a.Labels[i])
+		}
+	}
+	if a.Unit == "percent" {
+		return // fixed ticks 0, 25, 50, 75, 90, 100
+	}
+	if a.Log {
+		for _, v := range a.Ticks {
+			if !isRoundMantissa(v) {
+				t.Errorf("chart %s: log axis %q tick %v is not 1, 2 or 5 × 10^k", id, a.Label, v)
+			}
+		}
+		return
+	}
+	step := a.Ticks[1] - a.Ticks[0]
+	norm := step
+	if a.Unit == "bytes" { // in the axis's binary unit: 0.5 GiB is round
+		base := 1.0
+		for base*1024 <= a.Max {
+			base *= 1024
+		}
+		norm /= base
+	}
+	if !isRoundMantissa(norm) {
+		t.Errorf("chart %s: axis %q step %v is not round", id, a.Label, step)
+	}
+	for i, v := range a.Ticks {
+		if k := v / step; math.Abs(k-math.Round(k)) > 1e-6 || (i > 0 && math.Abs(v-a.Ticks[i-1]-step) > step*1e-6) {
+			t.Errorf("chart %s: axis %q tick %v (%s) is off the %v grid", id, a.Label, v, a.Labels[i], step)
+		}
+	}
+}
+
+// isRoundMantissa reports whether v is 1, 2 or 5 × 10^k.
+func isRoundMantissa(v float64) bool {
+	if v <= 0 {
+		return false
+	}
+	m := v / math.Pow(10, math.Floor(math.Log10(v)+1e-9))
+	for _, r := range []float64{1, 2, 5, 10} {
+		if math.Abs(m-r) < 1e-6 {
+			return true
+		}
+	}
+	return false
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// TestProfilesPerImplementation checks --profile cpu: one profile per
+// implementation process in the run's directory, its goroutines labelled
+// with the implementation.
+func TestProfilesPerImplementation(t *testing.T) {
+	rep, _, dir := controllerReport(t)
+	for _, tr := range rep.Trials {
+		r := tr.Results[0]
+		want := filepath.Join(dir, "profiles", fmt.Sprintf("%d-run%d-%s", tr.Pods, tr.Run, r.Impl))
+		if r.ProfileDir != want {
+			t.Errorf("%s run %d: profile dir %q, want %q", r.Impl, tr.Run, r.ProfileDir, want)
+			continue
+		}
+		f, err := os.Open(filepath.Join(want, "cpu.pprof"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := pprofile.Parse(f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		labelled := 0
+		for _, s := range p.Sample {
+			if impl := s.Label["impl"]; len(impl) > 0 {
+				if impl[0] != r.Impl {
+					t.Errorf("%s's profile has a sample labelled impl=%s", r.Impl, impl[0])
+				}
+				labelled++
+			}
+		}
+		if labelled == 0 {
+			t.Errorf("%s's profile has no sample labelled impl=%s", r.Impl, r.Impl)
+		}
+	}
+}
+
+// TestRunDirectoriesAreNew checks that no run reuses another's directory,
+// so profiles and reports are never overwritten.
+func TestRunDirectoriesAreNew(t *testing.T) {
+	base := t.TempDir()
+	now := time.Now()
+	a, err := makeRunDir(base, "controller", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := makeRunDir(base, "controller", now)
+	if err != nil || a == b {
+		t.Fatalf("second directory %q (%v), first %q", b, err, a)
+	}
+	if _, err := startProfile("cpu", a); err == nil {
+		t.Error("startProfile into an existing directory succeeded")
+	}
+}
+
+// TestSideBySideInformer runs both informers side by side in this process
+// (the informer scenario), with the metrics endpoint on, and checks that
+// every churn event reached every handler of both, the CPU split by label,
+// and the metrics.
+func TestSideBySideInformer(t *testing.T) {
+	dir := t.TempDir()
+	c := mustParse(t, "--scenario", "informer", "--side-by-side", "--runs", "1", "--pods", "2000", "--namespaces", "8",
+		"--churn-rate", "0", "--churn-events", "1200", "--churn-duration", "0", "--handlers", "2", "--readers", "1",
+		"--handler-workers", "2", "--shards", "3", "--ring-size", "64", "--policy", "grow", "--content-type", "json",
+		"--out-dir", dir, "--out", filepath.Join(dir, "extra.json"), "--metrics-addr", "127.0.0.1:0", "--progress", "0")
 	var metricsURL, scraped string
 	c.onMetrics = func(u string) { metricsURL = u }
 	c.afterCheck = func() {
@@ -139,21 +611,11 @@ func TestShortRun(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		scraped = string(b)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	var stdout, stderr bytes.Buffer
-	if _, err := run(ctx, c, &stdout, &stderr); err != nil {
-		t.Fatalf("run: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
-	}
-	t.Log("\n" + stdout.String())
-
+	rep, _ := runLoadgen(t, c)
 	for _, want := range []string{
 		`shardinformer_shard_queue_depth{shard="2"}`,
-		`shardinformer_shard_objects{shard="0"}`,
 		`shardinformer_events_total{shard="1",type="update"}`,
-		`shardinformer_handler_duration_seconds_bucket{listener="*main.handler#1"`,
 		`shardinformer_listener_workers{listener="*main.handler#2"} 2`,
-		`shardinformer_relists_total 1`,
 		`loadgen_handler_calls_total{impl="client-go"}`,
 		`loadgen_churn_events_total 1200`,
 		"go_goroutines", "process_cpu_seconds_total",
@@ -162,75 +624,130 @@ func TestShortRun(t *testing.T) {
 			t.Errorf("metrics endpoint lacks %q", want)
 		}
 	}
-
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
+	if !fileExists(filepath.Join(dir, "extra.json")) {
+		t.Error("--out file not written")
 	}
-	var rep report
-	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatal(err)
+	if len(rep.Trials) != 1 || len(rep.Trials[0].Results) != 2 || rep.Trials[0].Mode != modeSideBySide {
+		t.Fatalf("trials: %+v", rep.Trials)
 	}
-	if rep.Schema != 1 || !rep.Pass || rep.Mode != "side-by-side" || len(rep.Scenarios) != 1 || len(rep.Implementations) != 2 {
-		t.Fatalf("report header: schema=%d pass=%v mode=%s scenarios=%d impls=%d", rep.Schema, rep.Pass, rep.Mode, len(rep.Scenarios), len(rep.Implementations))
-	}
-	sc := rep.Scenarios[0]
-	if sc.Churn.Emitted != 1200 || sc.Churn.Creates+sc.Churn.Updates+sc.Churn.Deletes != 1200 || sc.Churn.Failed != 0 {
-		t.Errorf("churn = %+v, want 1200 events", sc.Churn)
-	}
-	if want := 2000 + int(sc.Churn.Creates) - int(sc.Churn.Deletes); sc.ServerObjects != want {
-		t.Errorf("server objects = %d, want %d", sc.ServerObjects, want)
-	}
-	if len(sc.Timeline) == 0 || sc.CPUSeconds <= 0 || sc.PeakHeapBytes == 0 || sc.PeakRSSBytes == 0 {
-		t.Errorf("scenario measurements missing: timeline=%d cpu=%v heap=%d rss=%d", len(sc.Timeline), sc.CPUSeconds, sc.PeakHeapBytes, sc.PeakRSSBytes)
-	}
-	for _, ir := range rep.Implementations {
-		if !ir.Check.Pass || ir.Objects != sc.ServerObjects || ir.Check.ServerObjects != sc.ServerObjects {
-			t.Errorf("%s: check %+v, objects %d, want pass with %d", ir.Name, ir.Check, ir.Objects, sc.ServerObjects)
-		}
+	tr := rep.Trials[0]
+	for _, r := range tr.Results {
 		// Policy grow, no relist: every handler saw every event.
-		if ir.EventsObserved != sc.Churn.Emitted || !slices.Equal(ir.EventsObservedByH, []uint64{sc.Churn.Emitted, sc.Churn.Emitted}) {
-			t.Errorf("%s saw %d (per handler %v) of %d churn events", ir.Name, ir.EventsObserved, ir.EventsObservedByH, sc.Churn.Emitted)
+		if !r.Check.Pass || r.EventsObserved != tr.Churn.Emitted || !slices.Equal(r.EventsObservedByHandler, []uint64{1200, 1200}) {
+			t.Errorf("%s: check %v, saw %d (per handler %v) of %d", r.Impl, r.Check.Pass, r.EventsObserved, r.EventsObservedByHandler, tr.Churn.Emitted)
 		}
-		if ir.Deliveries != 2*sc.Churn.Emitted {
-			t.Errorf("%s: %d deliveries, want %d (2 handlers)", ir.Name, ir.Deliveries, 2*sc.Churn.Emitted)
+		if r.Deliveries != 2400 || r.Latency.Count != 2400 || r.Reads == 0 {
+			t.Errorf("%s: deliveries %d latency count %d reads %d", r.Impl, r.Deliveries, r.Latency.Count, r.Reads)
 		}
-		if ir.Latency.Count != 2*sc.Churn.Emitted || ir.Latency.P50 <= 0 || ir.Latency.P50 > ir.Latency.P99 || ir.Latency.P99 > ir.Latency.Max {
-			t.Errorf("%s latency = %+v", ir.Name, ir.Latency)
-		}
-		if ir.InitialSyncSeconds <= 0 || ir.EventsPerSecond <= 0 || ir.DeliveriesPerSecond <= 0 || ir.Reads == 0 ||
-			ir.RetainedHeapBytes == 0 || ir.HeapBytesPerObject <= 0 {
-			t.Errorf("%s: missing measurements: %+v", ir.Name, ir)
-		}
-		if (ir.Name == implOurs) != (ir.Coalesced != nil && ir.Overflow != nil && ir.Relists != nil) {
-			t.Errorf("%s: pipeline counters present=%v", ir.Name, ir.Coalesced != nil)
-		}
-		if ir.Name == implOurs && *ir.Coalesced != 0 {
-			t.Errorf("policy grow coalesced %d notifications", *ir.Coalesced)
+		if r.CPUScope != cpuScopeLabel || r.CPUSeconds <= 0 {
+			t.Errorf("%s: CPU %v scope %s, want attributed by label", r.Impl, r.CPUSeconds, r.CPUScope)
 		}
 	}
-	if !strings.Contains(stdout.String(), "PASS shardinformer") || !strings.Contains(stdout.String(), "PASS client-go") {
-		t.Errorf("summary lacks PASS lines:\n%s", stdout.String())
+	sch := compileSchema(t)
+	if err := sch.Validate(readJSON(t, filepath.Join(rep.Directory, "report.json"))); err != nil {
+		t.Errorf("side-by-side report does not match the schema: %v", err)
 	}
-	h, err := os.ReadFile(html)
-	if err != nil {
-		t.Fatal(err)
+}
+
+// TestScaleScenario sweeps two sizes and checks the scale points, the log
+// axes of the scale charts and that the figures grow with the size.
+func TestScaleScenario(t *testing.T) {
+	c := mustParse(t, "--scenario", "scale", "--scale-pods", "400,2000", "--runs", "1", "--namespaces", "4",
+		"--churn-rate", "0", "--churn-events", "300", "--churn-duration", "0", "--out-dir", t.TempDir(), "--progress", "0")
+	rep, stdout := runLoadgen(t, c)
+	if len(rep.Scale) != 2 || rep.Scale[0].Pods != 400 || rep.Scale[1].Pods != 2000 || len(rep.Trials) != 2 {
+		t.Fatalf("scale points %+v", rep.Scale)
 	}
-	for _, want := range []string{"<svg", "Churn throughput over time", "Delivery latency", "client-go", "shardinformer"} {
-		if !bytes.Contains(h, []byte(want)) {
-			t.Errorf("HTML report lacks %q", want)
+	var heap [2]float64
+	for i, p := range rep.Scale {
+		for _, f := range p.Figures {
+			if f.Key == "retained_heap_bytes" {
+				heap[i] = f.Values[implOurs].Median
+			}
 		}
 	}
-	if bytes.Contains(h, []byte("http://")) || bytes.Contains(h, []byte("https://")) {
-		// Only the SVG namespace may name a URL; nothing is fetched.
-		if n := bytes.Count(h, []byte("http")); n != bytes.Count(h, []byte(`xmlns="http://www.w3.org/2000/svg"`))+bytes.Count(h, []byte(sc.URL)) {
-			t.Errorf("HTML report refers to %d URLs; it must work offline", n)
+	if heap[1] < 2*heap[0] {
+		t.Errorf("retained heap %v at 400 and 2000 pods: does not grow with the objects", heap)
+	}
+	n := 0
+	for _, c := range rep.Charts {
+		if strings.HasPrefix(c.ID, "scale_") {
+			n++
+			if !c.X.Log || !c.Y.Log || len(c.Series) != 1 || len(c.Series[0].Points) != 2 {
+				t.Errorf("scale chart %s: log %v/%v series %+v", c.ID, c.X.Log, c.Y.Log, c.Series)
+			}
+		}
+	}
+	if n < 5 || !strings.Contains(stdout, "growth") {
+		t.Errorf("%d scale charts; summary:\n%s", n, stdout)
+	}
+}
+
+func TestVerdict(t *testing.T) {
+	st := func(xs ...float64) stat { return statOf(xs) }
+	for _, tc := range []struct {
+		better       string
+		ours, theirs stat
+		want         string
+	}{
+		{"lower", st(1, 1.1, 1.2), st(2, 2.1, 2.2), verdictOursBetter},
+		{"higher", st(1, 1.1, 1.2), st(2, 2.1, 2.2), verdictTheirsBetter},
+		{"lower", st(1, 1.5, 3), st(2, 2.1, 2.2), verdictOursLikely},   // 29% apart, ranges overlap
+		{"lower", st(1), st(2), verdictOursLikely},                     // one run each: never "better"
+		{"lower", st(1, 1.02, 1.04), st(1.03, 1.05, 1.06), verdictTie}, // 3% apart
+		{"lower", st(0, 0, 0), st(0, 0, 0), verdictTie},
+	} {
+		if got := verdictOf(tc.better, tc.ours, tc.theirs); got != tc.want {
+			t.Errorf("verdictOf(%s, %v, %v) = %q, want %q", tc.better, tc.ours.Samples, tc.theirs.Samples, got, tc.want)
+		}
+	}
+	if s := st(3, 1, 2, 10); s.Median != 2.5 || s.Min != 1 || s.Max != 10 {
+		t.Errorf("statOf = %+v", s)
+	}
+}
+
+// TestAxesAreRound checks the tick generator on awkward ranges, including
+// the one the old report drew "0, 0, 1, 1, 1, 2" on.
+func TestAxesAreRound(t *testing.T) {
+	for _, tc := range []struct {
+		unit   string
+		lo, hi float64
+	}{{"s", 0, 1.7}, {"s", 0, 0.0123}, {"count", 0, 100000}, {"count", 0, 2017}, {"bytes", 0, 2.3 * (1 << 30)},
+		{"bytes", 0, 44 << 20}, {"per_s", 0, 2608}, {"s", 3.2, 97.5}} {
+		a := linearAxis(axis{Unit: tc.unit, Label: tc.unit}, tc.lo, tc.hi)
+		a.Labels = nil
+		for _, v := range a.Ticks {
+			a.Labels = append(a.Labels, tickLabel(tc.unit, v))
+		}
+		checkRoundTicks(t, fmt.Sprint(tc), a)
+		if n := len(a.Ticks); n < 3 || n > 12 || a.Min > tc.lo || a.Max < tc.hi {
+			t.Errorf("%v: %d ticks %v over [%v, %v]", tc, n, a.Labels, a.Min, a.Max)
+		}
+	}
+	l := logAxis(axis{Unit: "s"}, 0.03, 0.9)
+	if !slices.Equal(l.Ticks, []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1}) || l.Max != 1 {
+		t.Errorf("log axis ticks %v max %v", l.Ticks, l.Max)
+	}
+}
+
+// TestRatesKeepWholeWindows checks that the throughput series ends with its
+// last whole window instead of falling to zero in a partial one.
+func TestRatesKeepWholeWindows(t *testing.T) {
+	var pts [][2]float64
+	for i := 0; i <= 52; i++ { // 100 events/s for 5.2 s, sampled every 100ms
+		pts = append(pts, [2]float64{float64(i) / 10, float64(i) * 10})
+	}
+	r := rates(pts, 0, math.Inf(1), 1)
+	if len(r) != 5 {
+		t.Fatalf("%d windows, want 5 whole ones: %v", len(r), r)
+	}
+	for _, p := range r {
+		if math.Abs(p[1]-100) > 1e-6 {
+			t.Errorf("rate %v at %v, want 100", p[1], p[0])
 		}
 	}
 }
 
-// TestSequentialDetectsMismatch runs one implementation sequentially and then
-// corrupts a handler's view, to show the check can fail.
 func TestCheckDetectsMismatch(t *testing.T) {
 	want := map[string]string{"a/1": "10", "a/2": "11", "b/1": "12"}
 	var notes []string
@@ -272,28 +789,34 @@ func TestHistogramQuantiles(t *testing.T) {
 	}
 }
 
+func stampedPod(rv string, stamp int64, deleting bool) *corev1.Pod {
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", ResourceVersion: rv,
+		Annotations: map[string]string{annEmitted: fmt.Sprint(stamp)}}}
+	if deleting {
+		p.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+	}
+	return p
+}
+
 // TestHandlerSkipsMarkForDeletion checks that the update a real API server
 // sends when it marks a pod for deletion (before the delete event) is not
 // counted as a churn event nor timed with the previous update's stamp, while
-// other updates are.
+// other updates are, and that a delete is timed once its stamp is joined.
 func TestHandlerSkipsMarkForDeletion(t *testing.T) {
-	h := newHandler(0, func() *churner { return nil })
-	stamped := func(rv string, deleting bool) *corev1.Pod {
-		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", ResourceVersion: rv,
-			Annotations: map[string]string{annEmitted: fmt.Sprint(time.Now().UnixNano())}}}
-		if deleting {
-			p.DeletionTimestamp = &metav1.Time{Time: time.Now()}
-		}
-		return p
-	}
-	h.OnUpdate(stamped("1", false), stamped("2", false))
-	h.OnUpdate(stamped("2", false), stamped("3", true)) // marked for deletion
-	h.OnUpdate(stamped("3", true), stamped("4", true))  // a later write while terminating
-	h.OnDelete(stamped("4", true))
+	h := newHandler(0)
+	now := time.Now().UnixNano()
+	h.OnUpdate(stampedPod("1", now, false), stampedPod("2", now, false))
+	h.OnUpdate(stampedPod("2", now, false), stampedPod("3", now, true)) // marked for deletion
+	h.OnUpdate(stampedPod("3", now, true), stampedPod("4", now, true))  // a later write while terminating
+	h.OnDelete(stampedPod("4", now, true))
 	if got := h.observed.Load(); got != 3 {
 		t.Errorf("observed %d churn events, want 3 (update, update while terminating, delete)", got)
 	}
 	if got := h.lat.n.Load(); got != 2 {
-		t.Errorf("timed %d events, want 2 (the updates other than the marking)", got)
+		t.Errorf("timed %d events before the join, want 2 (the updates other than the marking)", got)
+	}
+	h.deletes.join(map[string]int64{"ns/p": now}, &h.lat)
+	if got := h.lat.n.Load(); got != 3 {
+		t.Errorf("timed %d events after the join, want 3", got)
 	}
 }

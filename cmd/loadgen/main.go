@@ -1,47 +1,64 @@
-// Command loadgen stresses shardinformer and client-go's SharedIndexInformer
-// with the same pod workload and reports throughput, delivery latency, CPU
-// and memory side by side, then checks that every cache and handler ended at
-// the server's state.
+// Command loadgen measures client-go's informer stack and shardinformer's
+// on the same pod workload and reports, for every figure, both values, their
+// ratio (ours/client-go) and a verdict, then checks that every cache, handler
+// and reconciler ended at the server's state.
 //
 // By default it embeds a simulated API server (package apisim) on 127.0.0.1
-// with 100k realistic pods in 100 namespaces; both informers list and watch
-// it through their own client-go clientsets (HTTP, protobuf decoding,
-// reflector), exactly as against a cluster. Then a churn generator writes a
-// create:update:delete mix at --churn-rate for --churn-duration; every write
-// carries its emission time, so handlers measure end-to-end delivery latency.
+// with 100k realistic pods in 100 namespaces; each implementation lists and
+// watches it through its own client-go clientset (HTTP, protobuf decoding,
+// reflector), exactly as against a cluster. A churn writer then creates,
+// updates and deletes pods at --churn-rate for --churn-duration; every write
+// carries its emission time.
 //
-//	go run ./cmd/loadgen                                  # make run
-//	go run ./cmd/loadgen --pods 20000 --churn-rate 0 --churn-events 200000
-//	go run ./cmd/loadgen --sequential --out r.json --html r.html
+//	go run ./cmd/loadgen                                  # make run: the controller scenario
+//	go run ./cmd/loadgen --scenario informer --handlers 4 --readers 4
+//	go run ./cmd/loadgen --scenario scale --scale-pods 10k,30k,100k
 //	go run ./cmd/loadgen --kubeconfig ~/.kube/config --pods 2000 --churn-rate 200
 //
-// # Side by side or sequential
+// # Scenarios
 //
-// Side by side (the default) runs both informers at once on one stream: they
-// see the same events at the same moments, which makes latency and
-// throughput directly comparable, but they compete for the same cores, so a
-// hungrier implementation slows the other, and process-wide numbers (RSS,
-// peak heap, GC) are shared. CPU is still split per implementation: loadgen
-// profiles the CPU and attributes samples by goroutine label (an informer's
-// reflector, decoding, connections, shards and handlers inherit its label).
-// --sequential runs each implementation alone on a fresh copy of the same
-// cluster and the same churn (same seed): every number, RSS and GC included,
-// is its own, at the price of twice the run time. The churn is the same
-// sequence of writes in both (one writer, same seed); bound it with
-// --churn-events for the same length too (a duration bound ends wherever
-// the writer got to). For the fairest resource comparison use --sequential;
-// for "the same stream at the same time", the default.
+// controller (the default) is what users of this library run: informer →
+// work queue → --workers workers whose reconcile function (the same on both
+// stacks) reads the cache (GetByKey of the key, ByIndex of its namespace),
+// burns --reconcile-work of CPU in a deterministic loop and, against a real
+// cluster, patches the pod's status. Its figures are the time to sync and
+// reconcile every object, reconciles/s, the reconcile start latency after a
+// change (the change's emission stamp → the start of the reconcile that took
+// it), cache freshness (the stamp → the handler's notification, when the
+// cache holds the change), CPU and retained heap. informer runs event
+// handlers (and cache readers) instead; scale sweeps the controller
+// scenario over --scale-pods.
+//
+// Where each stack's parts plug in: listerWatcher (the decoder) and
+// newQueue (the work queue) in impl.go are the only places that choose
+// them; reports name both.
+//
+// # Fairness
+//
+// By default each trial runs one implementation alone in a child process
+// (this binary re-executed with an internal flag), driven over stdin and
+// stdout (client.go): its process CPU, heap, RSS and GC are its own, and
+// the simulated server and churn writer stay in the parent, with every pod
+// encoded before the child starts. Trials repeat --runs times, alternating
+// the implementations, on the same workload and seed; figures are medians
+// with min–max. --side-by-side runs the implementations at once in this
+// process on one stream instead (same events at the same moments, but they
+// compete for cores; CPU is split by goroutine label).
+//
+// # Output
+//
+// A summary on stdout; report.json (layout: report.schema.json, versioned
+// by schema_version) and report.html (rendered from that JSON by an
+// embedded script; offline) in a new directory under --out-dir; --profile
+// writes pkg/profile profiles there, one directory per implementation
+// process, goroutines labelled impl=<name>.
 //
 // # Memory
 //
-// The defaults hold 100k pods three times: two caches (≈22 KB each decoded)
-// and the simulated server, which keeps only encodings (apisim's
-// EncodedOnly, so the collector does not scan its ≈1 GiB): expect a live
-// heap of ≈6.5 GiB, which GOGC=100 alone would let grow to twice that.
-// Unless GOMEMLIMIT is set, loadgen sets a soft memory limit of half the
-// machine's memory (reported as host.memory_limit_bytes),
-// trading GC CPU for a bounded peak; on a shared or small machine use fewer
-// --pods or --sequential.
+// Unless GOMEMLIMIT is set, every loadgen process sets a soft memory limit
+// of half the machine's memory, trading GC CPU for a bounded peak. At 100k
+// pods a client holds ≈2.3 GiB of decoded pods, the parent ≈1 GiB of
+// encodings.
 //
 // # Exit status
 //
@@ -60,6 +77,9 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == childFlag {
+		os.Exit(childMain())
+	}
 	os.Exit(mainErr())
 }
 

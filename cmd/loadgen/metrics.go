@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -33,73 +34,89 @@ func checkLoopback(addr string) error {
 	return nil
 }
 
-// liveState is what loadgen's own metrics read: the runs and churn of the
-// current scenario.
+// liveState is what the parent's own metrics read: the churn of the
+// current trial.
 type liveState struct {
 	mu    sync.Mutex
-	runs  []*implRun
 	churn *churner
 }
 
-func (l *liveState) set(runs []*implRun, g *churner) {
+func (l *liveState) set(g *churner) {
 	l.mu.Lock()
-	l.runs, l.churn = runs, g
+	l.churn = g
 	l.mu.Unlock()
 }
 
-// liveCollector exports loadgen's view of both implementations, so one
-// dashboard compares them: handler calls, churn events seen, cache reads,
-// and the churn generator's writes.
+// liveCollector exports the churn writer's count.
 type liveCollector struct {
-	l                           *liveState
-	emitted, calls, seen, reads *prometheus.Desc
+	l       *liveState
+	emitted *prometheus.Desc
 }
 
 func newLiveCollector(l *liveState) *liveCollector {
-	return &liveCollector{
-		l:       l,
-		emitted: prometheus.NewDesc("loadgen_churn_events_total", "Writes by the churn generator in the current scenario.", nil, nil),
-		calls:   prometheus.NewDesc("loadgen_handler_calls_total", "Handler calls, all handlers of an implementation.", []string{"impl"}, nil),
-		seen:    prometheus.NewDesc("loadgen_churn_events_seen_total", "Churn events seen by the slowest handler of an implementation.", []string{"impl"}, nil),
-		reads:   prometheus.NewDesc("loadgen_cache_reads_total", "ByIndex+GetByKey reads by the cache readers.", []string{"impl"}, nil),
-	}
+	return &liveCollector{l: l,
+		emitted: prometheus.NewDesc("loadgen_churn_events_total", "Writes by the churn generator in the current trial.", nil, nil)}
 }
 
-func (c *liveCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- c.emitted
-	ch <- c.calls
-	ch <- c.seen
-	ch <- c.reads
-}
+func (c *liveCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.emitted }
 
 func (c *liveCollector) Collect(ch chan<- prometheus.Metric) {
 	c.l.mu.Lock()
-	runs, g := c.l.runs, c.l.churn
+	g := c.l.churn
 	c.l.mu.Unlock()
 	if g != nil {
 		ch <- prometheus.MustNewConstMetric(c.emitted, prometheus.CounterValue, float64(g.emitted()))
 	}
-	for _, r := range runs {
-		seen, _ := r.observed()
-		ch <- prometheus.MustNewConstMetric(c.calls, prometheus.CounterValue, float64(r.calls()), r.name)
-		ch <- prometheus.MustNewConstMetric(c.seen, prometheus.CounterValue, float64(seen), r.name)
-		ch <- prometheus.MustNewConstMetric(c.reads, prometheus.CounterValue, float64(r.reads.Load()), r.name)
+}
+
+// clientCollector exports one implementation's counters as loadgen sees
+// them, labelled impl, so one dashboard compares implementations.
+type clientCollector struct {
+	c                              *client
+	calls, seen, reads, reconciles *prometheus.Desc
+}
+
+func newClientCollector(c *client) *clientCollector {
+	l := prometheus.Labels{"impl": c.sp.Impl}
+	return &clientCollector{c: c,
+		calls:      prometheus.NewDesc("loadgen_handler_calls_total", "Handler calls, all handlers of an implementation.", nil, l),
+		seen:       prometheus.NewDesc("loadgen_churn_events_seen_total", "Churn events seen by the slowest handler of an implementation.", nil, l),
+		reads:      prometheus.NewDesc("loadgen_cache_reads_total", "ByIndex+GetByKey reads by the cache readers.", nil, l),
+		reconciles: prometheus.NewDesc("loadgen_reconciles_total", "Reconciles by the controller's workers.", nil, l),
 	}
 }
 
+func (c *clientCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.calls
+	ch <- c.seen
+	ch <- c.reads
+	ch <- c.reconciles
+}
+
+func (c *clientCollector) Collect(ch chan<- prometheus.Metric) {
+	seen, _ := c.c.observed()
+	ch <- prometheus.MustNewConstMetric(c.calls, prometheus.CounterValue, float64(c.c.calls()))
+	ch <- prometheus.MustNewConstMetric(c.seen, prometheus.CounterValue, float64(seen))
+	ch <- prometheus.MustNewConstMetric(c.reads, prometheus.CounterValue, float64(c.c.reads.Load()))
+	ch <- prometheus.MustNewConstMetric(c.reconciles, prometheus.CounterValue, float64(c.c.reconciles()))
+}
+
 // serveMetrics serves /metrics on addr with the Go runtime and process
-// collectors and loadgen's own; shardinformer's are added to the returned
-// registry per run. stop shuts the server down.
-func serveMetrics(addr string, live *liveState, logw io.Writer, onServe func(url string)) (*prometheus.Registry, func(), error) {
-	reg := prometheus.NewRegistry()
+// collectors and, if live is not nil, the churn writer's count; each
+// implementation adds its own to the returned registry. stop shuts the
+// server down.
+func serveMetrics(addr string, live *liveState, logw io.Writer) (reg *prometheus.Registry, url string, stop func(), err error) {
+	reg = prometheus.NewRegistry()
 	reg.MustRegister(
 		collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(collectors.MetricsAll)),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		newLiveCollector(live),
 	)
+	if live != nil {
+		reg.MustRegister(newLiveCollector(live))
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, nil, fmt.Errorf("--metrics-addr: %w", err)
+		return nil, "", nil, fmt.Errorf("--metrics-addr: %w", err)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
@@ -111,31 +128,33 @@ func serveMetrics(addr string, live *liveState, logw io.Writer, onServe func(url
 			fmt.Fprintln(logw, "loadgen: metrics server:", err)
 		}
 	}()
-	fmt.Fprintf(logw, "loadgen: metrics on http://%s/metrics\n", ln.Addr())
-	if onServe != nil {
-		onServe("http://" + ln.Addr().String() + "/metrics")
-	}
-	stop := func() {
+	url = "http://" + ln.Addr().String() + "/metrics"
+	fmt.Fprintf(logw, "loadgen: metrics on %s\n", url)
+	stop = func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(ctx)
 		<-done
 	}
-	return reg, stop, nil
+	return reg, url, stop, nil
 }
 
-// startProfile starts github.com/pkg/profile in mode, writing to dir.
+// startProfile starts github.com/pkg/profile in mode, writing into dir,
+// which must not exist yet: a profile never overwrites another.
 func startProfile(mode, dir string) (func(), error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("--profile-dir: %w", err)
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return nil, fmt.Errorf("--profile: %w", err)
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("--profile: %w", err)
 	}
 	opts := []func(*profile.Profile){profile.ProfilePath(dir), profile.NoShutdownHook, profile.Quiet}
 	switch strings.ToLower(mode) {
 	case "cpu":
 		opts = append(opts, profile.CPUProfile)
-	case "mem":
-		opts = append(opts, profile.MemProfile)
-	case "alloc":
+	case "heap":
+		opts = append(opts, profile.MemProfileHeap)
+	case "allocs":
 		opts = append(opts, profile.MemProfileAllocs)
 	case "mutex":
 		opts = append(opts, profile.MutexProfile)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -85,7 +86,7 @@ func memTotal() uint64 {
 	return 0
 }
 
-// freeOSMemory returns freed memory to the OS so the next scenario's RSS
+// freeOSMemory returns freed memory to the OS so the next trial's RSS
 // starts low.
 func freeOSMemory() { debug.FreeOSMemory() }
 
@@ -138,7 +139,12 @@ func startCPUAttribution() (*cpuAttribution, error) {
 // ("server", "churn", "" for unlabelled).
 func (a *cpuAttribution) stop() (map[string]time.Duration, error) {
 	pprof.StopCPUProfile()
-	p, err := profile.Parse(&a.buf)
+	return cpuByLabel(&a.buf)
+}
+
+// cpuByLabel splits a CPU profile's samples by their impl and role labels.
+func cpuByLabel(r io.Reader) (map[string]time.Duration, error) {
+	p, err := profile.Parse(r)
 	if err != nil {
 		return nil, err
 	}

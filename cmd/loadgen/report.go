@@ -4,88 +4,160 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 )
 
-// report is the machine-readable result written by --out. Field meanings are
-// in the json tags' comments; durations are seconds (float), sizes bytes.
-// Schema version 1.
+// reportSchemaVersion is the version of report.json's layout; the layout is
+// described by report.schema.json (embedded), and any change to it bumps
+// this number.
+const reportSchemaVersion = 2
+
+// Trial modes.
+const (
+	modeProcess    = "process"      // one implementation alone in a child process
+	modeSideBySide = "side-by-side" // every implementation in this process on one stream
+)
+
+// report is the machine-readable result (report.json); the HTML report is
+// rendered from it. Durations are seconds (float), sizes bytes.
 type report struct {
-	Schema    int          `json:"schema"`     // 1
-	StartedAt time.Time    `json:"started_at"` // wall clock at start
-	Mode      string       `json:"mode"`       // "side-by-side" (one stream, both informers at once) or "sequential"
-	Pass      bool         `json:"pass"`       // every implementation's check passed
-	Host      hostInfo     `json:"host"`
-	Config    reportConfig `json:"config"`
-	// Scenarios: one in side-by-side mode, one per implementation in
-	// sequential mode. Each has its own cluster, churn and measurements.
-	Scenarios []scenarioReport `json:"scenarios"`
-	// Implementations flattens the scenarios' implementation results.
-	Implementations []implReport `json:"implementations"`
+	SchemaVersion int       `json:"schema_version"`
+	Scenario      string    `json:"scenario"`
+	StartedAt     time.Time `json:"started_at"`
+	FinishedAt    time.Time `json:"finished_at"`
+	Pass          bool      `json:"pass"` // every check of every trial passed
+	// Headline says what won, by how much, at which size.
+	Headline  string   `json:"headline"`
+	Directory string   `json:"directory,omitempty"` // where this run's files are
+	Metadata  metadata `json:"metadata"`
+	Settings  settings `json:"settings"`
+	// Implementations describes each stack: informer, decoder, queue and
+	// their settings.
+	Implementations []implInfo `json:"implementations"`
+	// Figures compare the implementations at the largest size; Scale has
+	// the same for every size of a scale sweep.
+	Figures []figure      `json:"figures"`
+	Scale   []scalePoint  `json:"scale,omitempty"`
+	Server  serverCost    `json:"server"`
+	Charts  []chart       `json:"charts"`
+	Trials  []trialReport `json:"trials"`
 }
 
-type hostInfo struct {
-	GoVersion  string `json:"go_version"`
-	GOOS       string `json:"goos"`
-	GOARCH     string `json:"goarch"`
-	NumCPU     int    `json:"num_cpu"`
-	GOMAXPROCS int    `json:"gomaxprocs"`
-	// MemoryLimit is the Go soft memory limit in force: GOMEMLIMIT, or half
-	// the machine's memory (math.MaxInt64 = none).
-	MemoryLimit int64 `json:"memory_limit_bytes"`
+// settings are the workload's and every stack's parameters.
+type settings struct {
+	Impls               []string `json:"impls"`
+	Mode                string   `json:"mode"` // modeProcess or modeSideBySide
+	Runs                int      `json:"runs"`
+	Sizes               []int    `json:"sizes"`
+	Namespaces          int      `json:"namespaces"`
+	ChurnRate           float64  `json:"churn_rate"` // events/s; 0 = as fast as possible
+	ChurnDuration       float64  `json:"churn_duration_seconds"`
+	ChurnEvents         int      `json:"churn_events"`
+	ChurnWorkers        int      `json:"churn_workers"`
+	Mix                 string   `json:"mix"` // create:update:delete
+	Workers             int      `json:"workers"`
+	ReconcileWork       float64  `json:"reconcile_work_seconds"`
+	ReconcileIterations int64    `json:"reconcile_work_iterations"`
+	StatusWrites        bool     `json:"status_writes"`
+	Handlers            int      `json:"handlers"`
+	HandlerWork         float64  `json:"handler_work_seconds"`
+	HandlerIterations   int64    `json:"handler_work_iterations"`
+	HandlerWorkers      int      `json:"handler_workers"`
+	Readers             int      `json:"readers"`
+	ContentType         string   `json:"content_type"`
+	WatchList           string   `json:"watchlist"`
+	ManagedFields       bool     `json:"managed_fields"`
+	Target              string   `json:"target"` // "apisim" or "cluster"
+	Seed                int64    `json:"seed"`
+	QuiesceTimeout      float64  `json:"quiesce_timeout_seconds"`
+	Profile             string   `json:"profile,omitempty"`
 }
 
-type reportConfig struct {
-	Impls         []string `json:"impls"`
-	Sequential    bool     `json:"sequential"`
-	Pods          int      `json:"pods"`
-	Namespaces    int      `json:"namespaces"`
-	ChurnRate     float64  `json:"churn_rate"` // events/s; 0 = as fast as possible
-	ChurnDuration float64  `json:"churn_duration_seconds"`
-	ChurnEvents   int      `json:"churn_events"`
-	Mix           string   `json:"mix"` // create:update:delete
-	Handlers      int      `json:"handlers"`
-	HandlerWork   float64  `json:"handler_work_seconds"`
-	Readers       int      `json:"readers"`
-	Workers       int      `json:"workers"`
-	Shards        int      `json:"shards"` // 0 = GOMAXPROCS
-	RingSize      int      `json:"ring_size"`
-	Policy        string   `json:"policy"`
-	ContentType   string   `json:"content_type"`
-	WatchList     string   `json:"watchlist"`
-	ManagedFields bool     `json:"managed_fields"`
-	Target        string   `json:"target"` // "apisim" or "cluster"
-	Seed          int64    `json:"seed"`
+// implInfo describes one implementation's stack and its settings.
+type implInfo struct {
+	Name     string            `json:"name"`
+	Informer string            `json:"informer"`
+	Decoder  string            `json:"decoder"`
+	Queue    string            `json:"queue,omitempty"`
+	Options  map[string]string `json:"options"`
 }
 
-type scenarioReport struct {
-	Impls       []string `json:"impls"`
-	Target      string   `json:"target"`
-	URL         string   `json:"url"`
-	InitialPods int      `json:"initial_pods"`
-	// Populate is the time to create the initial pods in the target.
-	PopulateSeconds float64     `json:"populate_seconds"`
-	Churn           churnReport `json:"churn"`
-	// ServerObjects is the number of pods on the server after churn.
-	ServerObjects int `json:"server_objects"`
-	// Process-wide resources over the scenario (informers' start to the end
-	// of the check). In side-by-side mode they are shared by both.
-	CPUSeconds      float64 `json:"cpu_seconds"`
-	SyncCPUSeconds  float64 `json:"sync_cpu_seconds"`  // during the initial sync
-	ChurnCPUSeconds float64 `json:"churn_cpu_seconds"` // churn and catch-up
-	// CPUByLabel splits CPUSeconds by goroutine label from a CPU profile:
-	// "<impl>/informer" (reflector, decoding, HTTP, shards, handlers),
-	// "<impl>/reader", "server" (apisim), "churn", "" (runtime: GC workers,
-	// scheduler). Absent with --profile cpu.
-	CPUByLabel     map[string]float64 `json:"cpu_by_label,omitempty"`
-	PeakHeapBytes  uint64             `json:"peak_heap_bytes"`
-	PeakRSSBytes   uint64             `json:"peak_rss_bytes"`
-	GCCount        uint32             `json:"gc_count"`
-	GCPauseSeconds float64            `json:"gc_pause_seconds"`
-	Timeline       []timelinePoint    `json:"timeline"`
+// figure is one measured quantity across implementations at one size.
+type figure struct {
+	Key    string          `json:"key"`
+	Label  string          `json:"label"`
+	Unit   string          `json:"unit"`   // "s", "bytes", "per_s", "count", "bytes_per_object"
+	Better string          `json:"better"` // "lower" or "higher"
+	Main   bool            `json:"main"`   // counts for the headline
+	Pods   int             `json:"pods"`
+	Values map[string]stat `json:"values"` // implementation → its runs
+	// Ratio is ours/client-go of the medians; Verdict reads it with the
+	// spread (see verdictOf). Both absent unless both implementations ran.
+	Ratio   *float64 `json:"ratio,omitempty"`
+	Verdict string   `json:"verdict,omitempty"`
+}
+
+// stat is the runs of one figure: median, min, max and every sample.
+type stat struct {
+	Text    string    `json:"text"` // median [min–max], formatted in the figure's unit
+	Median  float64   `json:"median"`
+	Min     float64   `json:"min"`
+	Max     float64   `json:"max"`
+	Samples []float64 `json:"samples"`
+}
+
+// scalePoint is one size of a scale sweep.
+type scalePoint struct {
+	Pods    int      `json:"pods"`
+	Figures []figure `json:"figures"`
+}
+
+// serverCost is what the simulated server and churn writer cost, summed
+// over trials, so that it can be set against the clients'.
+type serverCost struct {
+	PopulateSeconds  float64 `json:"populate_seconds"`
+	PreencodeSeconds float64 `json:"preencode_seconds"`
+	SetupCPUSeconds  float64 `json:"setup_cpu_seconds"` // populate and pre-encode
+	// CPUSeconds is the parent process's CPU while clients ran: the server
+	// and churn writer alone when the clients are child processes.
+	CPUSeconds float64 `json:"cpu_seconds"`
+	// ServerCPUSeconds and ChurnCPUSeconds split it by goroutine label when
+	// a CPU profile was available; the rest is the Go runtime (GC).
+	ServerCPUSeconds float64 `json:"server_cpu_seconds"`
+	ChurnCPUSeconds  float64 `json:"churn_cpu_seconds"`
+}
+
+// trialReport is one trial: a fresh cluster, one implementation alone (or
+// all side by side), sync, churn, catch-up, check.
+type trialReport struct {
+	Pods       int                `json:"pods"`
+	Run        int                `json:"run"`
+	Impls      []string           `json:"impls"`
+	Mode       string             `json:"mode"`
+	Target     string             `json:"target"`
+	StartedAt  time.Time          `json:"started_at"`
+	ChurnStart float64            `json:"churn_start"` // seconds since StartedAt
+	ChurnEnd   float64            `json:"churn_end"`
+	Churn      churnReport        `json:"churn"`
+	Emitted    []emittedPoint     `json:"emitted"`
+	Server     trialServer        `json:"server"`
+	CPUByLabel map[string]float64 `json:"cpu_by_label,omitempty"` // this process's CPU by "impl/role" label
+	// ServerObjects is the number of pods on the server after the churn.
+	ServerObjects int          `json:"server_objects"`
+	ProfileDir    string       `json:"profile_dir,omitempty"`
+	Results       []implResult `json:"results"`
+}
+
+type trialServer struct {
+	PopulateSeconds  float64 `json:"populate_seconds"`
+	PreencodeSeconds float64 `json:"preencode_seconds"`
+	SetupCPUSeconds  float64 `json:"setup_cpu_seconds"`
+	CPUSeconds       float64 `json:"cpu_seconds"` // this process, clients' start → check
 }
 
 type churnReport struct {
@@ -98,103 +170,364 @@ type churnReport struct {
 	Rate    float64 `json:"rate"`    // emitted / seconds
 }
 
-// timelinePoint is one sample of the progress sampler.
-type timelinePoint struct {
-	T        float64           `json:"t"`     // seconds since the informers started
-	Phase    string            `json:"phase"` // sync, churn, catch-up
-	Emitted  uint64            `json:"emitted"`
-	Calls    map[string]uint64 `json:"calls"`    // handler calls so far, per implementation
-	Observed map[string]uint64 `json:"observed"` // churn events seen (fewest over handlers)
-	Synced   map[string]int    `json:"synced"`   // initial-list adds handled (fewest over handlers)
-	Heap     uint64            `json:"heap_bytes"`
-	RSS      uint64            `json:"rss_bytes"`
-}
-
-type implReport struct {
-	Name     string `json:"name"`
-	Scenario int    `json:"scenario"` // index into scenarios
-	// Objects cached at the end; InitialSyncSeconds from Run until the
-	// informer and every handler registration reported HasSynced.
-	Objects            int     `json:"objects"`
-	InitialSyncSeconds float64 `json:"initial_sync_seconds"`
-	InitialObjectsPerS float64 `json:"initial_objects_per_second"`
-	// Churn delivery. EventsObserved is the fewest churn events any handler
-	// saw (adds after sync, updates that changed the resourceVersion,
-	// deletes); equal to the scenario's emitted count when nothing was
-	// coalesced or lost to a relist. EventsPerSecond divides it by the time
-	// from churn start to the last delivery; DeliveriesPerSecond does the
-	// same for all handler calls (EventsPerSecond × handlers when nothing
-	// is merged).
-	EventsObserved      uint64   `json:"events_observed"`
-	EventsObservedByH   []uint64 `json:"events_observed_by_handler"`
-	Deliveries          uint64   `json:"deliveries"`
-	EventsPerSecond     float64  `json:"events_per_second"`
-	DeliveriesPerSecond float64  `json:"deliveries_per_second"`
-	// DeliverySeconds: churn start to the last delivery. CatchUpSeconds:
-	// churn end to the last delivery (how far behind the informer was).
-	DeliverySeconds float64    `json:"delivery_seconds"`
-	CatchUpSeconds  float64    `json:"catch_up_seconds"`
-	Latency         latencyRep `json:"latency"`
-	Reads           uint64     `json:"reads"`
-	ReadsPerSecond  float64    `json:"reads_per_second"`
-	// CPUSeconds is attributed by goroutine label (informer + readers) when
-	// available; CPUShared says the process CPU was shared with another
-	// implementation (side by side) and ProcessCPUSeconds is the scenario's.
-	CPUSeconds        float64 `json:"cpu_seconds"`
-	CPUAttributed     bool    `json:"cpu_attributed"`
-	ProcessCPUSeconds float64 `json:"process_cpu_seconds"`
-	CPUShared         bool    `json:"cpu_shared"`
-	// Memory: peaks are the scenario's (shared side by side). Retained heap
-	// is measured by releasing: live heap before minus after stopping the
-	// informer and dropping it; HandlerStateBytes is loadgen's own per-key
-	// bookkeeping (split evenly over the scenario's implementations),
-	// released first and not included.
-	PeakHeapBytes      uint64  `json:"peak_heap_bytes"`
-	PeakRSSBytes       uint64  `json:"peak_rss_bytes"`
-	RetainedHeapBytes  uint64  `json:"retained_heap_bytes"`
-	HeapBytesPerObject float64 `json:"heap_bytes_per_object"`
-	HandlerStateBytes  uint64  `json:"handler_state_bytes"`
-	GCCount            uint32  `json:"gc_count"`
-	GCPauseSeconds     float64 `json:"gc_pause_seconds"`
-	// Pipeline counters (shardinformer only, from its Observer).
-	Overflow  *uint64     `json:"overflow,omitempty"`
-	Coalesced *uint64     `json:"coalesced,omitempty"`
-	Panics    *uint64     `json:"panics,omitempty"`
-	Relists   *uint64     `json:"relists,omitempty"`
-	Dropped   *uint64     `json:"dropped,omitempty"`
-	Check     checkResult `json:"check"`
-}
-
-type latencyRep struct {
-	Count   uint64      `json:"count"`
-	Mean    float64     `json:"mean"`
-	P50     float64     `json:"p50"`
-	P90     float64     `json:"p90"`
-	P99     float64     `json:"p99"`
-	P999    float64     `json:"p999"`
-	Max     float64     `json:"max"`
-	Buckets []bucketRep `json:"buckets"` // non-empty histogram buckets
-}
-
-type bucketRep struct {
-	Le    float64 `json:"le"` // upper bound, seconds
-	Count uint64  `json:"count"`
-}
-
-func latencyReport(s snapshot) latencyRep {
-	r := latencyRep{Count: s.n, Mean: s.mean().Seconds(), P50: s.quantile(.5).Seconds(), P90: s.quantile(.9).Seconds(),
-		P99: s.quantile(.99).Seconds(), P999: s.quantile(.999).Seconds(), Max: time.Duration(s.max).Seconds()}
-	for b, c := range s.counts {
-		if c > 0 {
-			_, hi := bucketBounds(b)
-			r.Buckets = append(r.Buckets, bucketRep{Le: float64(hi+1) / 1e9, Count: c})
+func newReport(c config, md metadata) *report {
+	r := &report{SchemaVersion: reportSchemaVersion, Scenario: c.scenario, StartedAt: time.Now(), Metadata: md,
+		Figures: []figure{}, Charts: []chart{}, Trials: []trialReport{}}
+	r.Settings = settings{Impls: c.impls, Mode: modeProcess, Runs: c.runs, Sizes: c.sizes(), Namespaces: c.namespaces,
+		ChurnRate: c.churnRate, ChurnDuration: c.churnDuration.Seconds(), ChurnEvents: c.churnEvents, ChurnWorkers: c.churnWorkers,
+		Mix: c.mix.String(), ContentType: c.contentType, WatchList: c.watchList, ManagedFields: c.managedFields,
+		Target: "apisim", Seed: c.seed, QuiesceTimeout: c.quiesce.Seconds(), Profile: c.profile}
+	if c.sideBySide {
+		r.Settings.Mode = modeSideBySide
+	}
+	if c.kubeconfig != "" {
+		r.Settings.Target = "cluster"
+	}
+	if c.controller() {
+		r.Settings.Workers, r.Settings.ReconcileWork = c.workers, c.reconcileWork.Seconds()
+		r.Settings.StatusWrites = c.kubeconfig != ""
+	} else {
+		r.Settings.Handlers, r.Settings.HandlerWork, r.Settings.HandlerWorkers = c.handlers, c.handlerWork.Seconds(), c.handlerWorkers
+		r.Settings.Readers = c.readers
+	}
+	for _, impl := range c.impls {
+		info := implInfo{Name: impl, Options: map[string]string{
+			"resync": "0", "indexers": indexerNames(c), "content_type": c.contentType, "watchlist": c.watchList}}
+		if c.controller() {
+			info.Options["workers"] = fmt.Sprint(c.workers)
+			info.Options["rate_limiter"] = "DefaultTypedControllerRateLimiter (5ms..1000s per item, 10 qps burst 100)"
 		}
+		switch impl {
+		case implOurs:
+			info.Informer = "shardinformer pipeline.Informer"
+			shards := "GOMAXPROCS (" + fmt.Sprint(md.GOMAXPROCS) + ")"
+			if c.shards > 0 {
+				shards = fmt.Sprint(c.shards)
+			}
+			info.Options["shards"] = shards
+			info.Options["ring_size"] = fmt.Sprint(c.ringSize)
+			info.Options["full_ring_policy"] = c.policy.String()
+			if !c.controller() {
+				info.Options["handler_workers"] = fmt.Sprint(c.handlerWorkers)
+			}
+		case implClientGo:
+			info.Informer = "client-go cache.SharedIndexInformer"
+		}
+		r.Implementations = append(r.Implementations, info)
 	}
 	return r
 }
 
+// finish derives everything that summarizes the trials: pass, the stacks'
+// decoders and queues, figures, scale points, server cost, charts and
+// headline.
+func (r *report) finish() {
+	r.FinishedAt = time.Now()
+	r.Pass = len(r.Trials) > 0
+	for _, t := range r.Trials {
+		r.Server.PopulateSeconds += t.Server.PopulateSeconds
+		r.Server.PreencodeSeconds += t.Server.PreencodeSeconds
+		r.Server.SetupCPUSeconds += t.Server.SetupCPUSeconds
+		if t.Mode == modeProcess {
+			r.Server.CPUSeconds += t.Server.CPUSeconds
+		}
+		r.Server.ServerCPUSeconds += t.CPUByLabel["server"]
+		r.Server.ChurnCPUSeconds += t.CPUByLabel["churn"]
+		for _, res := range t.Results {
+			r.Pass = r.Pass && res.Check.Pass
+			for i := range r.Implementations {
+				if r.Implementations[i].Name == res.Impl {
+					r.Implementations[i].Decoder, r.Implementations[i].Queue = res.Decoder, res.Queue
+				}
+			}
+		}
+	}
+	sizes := r.Settings.Sizes
+	for _, pods := range sizes {
+		figs := r.figuresAt(pods)
+		if r.Scenario == scenarioScale {
+			r.Scale = append(r.Scale, scalePoint{Pods: pods, Figures: figs})
+		}
+		if pods == sizes[len(sizes)-1] {
+			r.Figures = figs
+		}
+	}
+	r.Charts = r.charts()
+	r.Headline = r.headline()
+}
+
+// figureDef defines a figure: how to read it from one result.
+type figureDef struct {
+	key, label, unit, better string
+	main                     bool
+	scenario                 string // "" = every scenario, else only this one
+	get                      func(*implResult) (float64, bool)
+}
+
+func always(f func(*implResult) float64) func(*implResult) (float64, bool) {
+	return func(r *implResult) (float64, bool) { return f(r), true }
+}
+
+var figureDefs = []figureDef{
+	{"ready_seconds", "time to sync and reconcile every object", "s", "lower", true, scenarioController, always(func(r *implResult) float64 { return r.ReadySeconds })},
+	{"initial_objects_per_second", "reconciles/s at saturation (initial backlog)", "per_s", "higher", false, scenarioController, always(func(r *implResult) float64 { return r.InitialObjectsPerSecond })},
+	{"initial_sync_seconds", "initial sync (informer synced)", "s", "lower", true, "", always(func(r *implResult) float64 { return r.InitialSyncSeconds })},
+	{"reconciles_per_second", "reconciles/s during churn", "per_s", "higher", false, scenarioController, always(func(r *implResult) float64 { return r.ReconcilesPerSecond })},
+	{"events_per_second", "events/s (slowest handler)", "per_s", "higher", true, scenarioInformer, always(func(r *implResult) float64 { return r.EventsPerSecond })},
+	{"deliveries_per_second", "deliveries/s (all handlers)", "per_s", "higher", false, scenarioInformer, always(func(r *implResult) float64 { return r.DeliveriesPerSecond })},
+	{"latency_p50", "reconcile start latency p50", "s", "lower", false, scenarioController, always(func(r *implResult) float64 { return r.Latency.P50 })},
+	{"latency_p90", "reconcile start latency p90", "s", "lower", false, scenarioController, always(func(r *implResult) float64 { return r.Latency.P90 })},
+	{"latency_p99", "reconcile start latency p99", "s", "lower", true, scenarioController, always(func(r *implResult) float64 { return r.Latency.P99 })},
+	{"delivery_p50", "delivery latency p50", "s", "lower", false, scenarioInformer, always(func(r *implResult) float64 { return r.Latency.P50 })},
+	{"delivery_p90", "delivery latency p90", "s", "lower", false, scenarioInformer, always(func(r *implResult) float64 { return r.Latency.P90 })},
+	{"delivery_p99", "delivery latency p99", "s", "lower", true, scenarioInformer, always(func(r *implResult) float64 { return r.Latency.P99 })},
+	{"freshness_p50", "cache freshness p50 (change → in cache)", "s", "lower", false, scenarioController, freshness(func(l *latencyRep) float64 { return l.P50 })},
+	{"freshness_p99", "cache freshness p99 (change → in cache)", "s", "lower", false, scenarioController, freshness(func(l *latencyRep) float64 { return l.P99 })},
+	{"catch_up_seconds", "catch-up after churn", "s", "lower", false, "", always(func(r *implResult) float64 { return r.CatchUpSeconds })},
+	{"reads_per_second", "cache reads/s (readers)", "per_s", "higher", false, scenarioInformer, func(r *implResult) (float64, bool) { return r.ReadsPerS, r.Reads > 0 }},
+	{"cpu_seconds", "CPU seconds, start → caught up", "s", "lower", true, "", func(r *implResult) (float64, bool) { return r.CPUSeconds, r.CPUScope != cpuScopeShared }},
+	{"sync_cpu_seconds", "CPU seconds to ready", "s", "lower", false, "", func(r *implResult) (float64, bool) { return r.SyncCPUSeconds, r.CPUScope == cpuScopeProcess }},
+	{"retained_heap_bytes", "retained heap (informer + queue)", "bytes", "lower", true, "", always(func(r *implResult) float64 { return float64(r.RetainedHeapBytes) })},
+	{"heap_bytes_per_object", "retained heap per cached object", "bytes", "lower", false, "", always(func(r *implResult) float64 { return r.HeapBytesPerObject })},
+	{"peak_rss_bytes", "peak RSS of its process", "bytes", "lower", false, "", func(r *implResult) (float64, bool) { return float64(r.PeakRSSBytes), r.CPUScope == cpuScopeProcess }},
+	{"gc_pause_seconds", "GC pause total of its process", "s", "lower", false, "", func(r *implResult) (float64, bool) { return r.GCPauseSeconds, r.CPUScope == cpuScopeProcess }},
+}
+
+func freshness(f func(*latencyRep) float64) func(*implResult) (float64, bool) {
+	return func(r *implResult) (float64, bool) {
+		if r.Freshness == nil {
+			return 0, false
+		}
+		return f(r.Freshness), true
+	}
+}
+
+func (d figureDef) applies(scenario string) bool {
+	if scenario == scenarioScale {
+		scenario = scenarioController
+	}
+	return d.scenario == "" || d.scenario == scenario
+}
+
+// results returns every result of impl at pods, in run order.
+func (r *report) results(impl string, pods int) []*implResult {
+	var out []*implResult
+	for i := range r.Trials {
+		t := &r.Trials[i]
+		if t.Pods != pods {
+			continue
+		}
+		for j := range t.Results {
+			if t.Results[j].Impl == impl {
+				out = append(out, &t.Results[j])
+			}
+		}
+	}
+	return out
+}
+
+// figuresAt computes every applicable figure at pods.
+func (r *report) figuresAt(pods int) []figure {
+	figs := []figure{}
+	for _, d := range figureDefs {
+		if !d.applies(r.Scenario) {
+			continue
+		}
+		f := figure{Key: d.key, Label: d.label, Unit: d.unit, Better: d.better, Main: d.main, Pods: pods, Values: map[string]stat{}}
+		for _, impl := range r.Settings.Impls {
+			var xs []float64
+			for _, res := range r.results(impl, pods) {
+				if v, ok := d.get(res); ok {
+					xs = append(xs, v)
+				}
+			}
+			if len(xs) > 0 {
+				st := statOf(xs)
+				st.Text = fmtStat(d.unit, st)
+				f.Values[impl] = st
+			}
+		}
+		if len(f.Values) == 0 {
+			continue
+		}
+		ours, ok1 := f.Values[implOurs]
+		cg, ok2 := f.Values[implClientGo]
+		if ok1 && ok2 {
+			if cg.Median != 0 {
+				ratio := ours.Median / cg.Median
+				f.Ratio = &ratio
+			}
+			f.Verdict = verdictOf(d.better, ours, cg)
+		}
+		figs = append(figs, f)
+	}
+	return figs
+}
+
+func statOf(xs []float64) stat {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	m := s[len(s)/2]
+	if len(s)%2 == 0 {
+		m = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return stat{Median: m, Min: s[0], Max: s[len(s)-1], Samples: xs}
+}
+
+// Verdicts.
+const (
+	verdictOursBetter   = "shardinformer better"
+	verdictOursLikely   = "shardinformer likely better"
+	verdictTie          = "no clear difference"
+	verdictTheirsLikely = "client-go likely better"
+	verdictTheirsBetter = "client-go better"
+)
+
+// verdictOf compares two implementations' runs: "better" when the medians
+// differ by more than 5% and the min–max ranges do not overlap, "likely
+// better" when the medians differ by more than 10% but the ranges overlap
+// (or there is one run each), otherwise no clear difference.
+func verdictOf(better string, ours, theirs stat) string {
+	lower := better == "lower"
+	oursAhead := ours.Median < theirs.Median
+	if !lower {
+		oursAhead = ours.Median > theirs.Median
+	}
+	hi, lo := math.Max(ours.Median, theirs.Median), math.Min(ours.Median, theirs.Median)
+	if hi == 0 {
+		return verdictTie
+	}
+	diff := (hi - lo) / hi
+	separate := ours.Max < theirs.Min || theirs.Max < ours.Min
+	switch {
+	case diff > 0.05 && separate && len(ours.Samples) > 1 && len(theirs.Samples) > 1:
+		if oursAhead {
+			return verdictOursBetter
+		}
+		return verdictTheirsBetter
+	case diff > 0.10:
+		if oursAhead {
+			return verdictOursLikely
+		}
+		return verdictTheirsLikely
+	}
+	return verdictTie
+}
+
+// factor describes a ratio in words: "2.1× lower" / "1.3× higher".
+func factor(f figure) string {
+	if f.Ratio == nil || *f.Ratio == 0 {
+		return "n/a"
+	}
+	x := *f.Ratio
+	word := "higher"
+	if x < 1 {
+		x, word = 1/x, "lower"
+	}
+	if f.Unit == "s" && f.Better == "lower" && word == "lower" {
+		word = "less"
+	}
+	return fmt.Sprintf("%.2f× %s", x, word)
+}
+
+// headline says what won, by how much, at which size.
+func (r *report) headline() string {
+	if len(r.Figures) == 0 {
+		return "no results"
+	}
+	pods := r.Figures[0].Pods
+	how := fmt.Sprintf("%d run(s) each, %s", r.Settings.Runs, modeWords(r.Settings.Mode))
+	if r.Scenario == scenarioScale && len(r.Scale) > 1 {
+		first, last := r.Scale[0], r.Scale[len(r.Scale)-1]
+		var parts []string
+		for _, f := range last.Figures {
+			if !f.Main {
+				continue
+			}
+			for _, g := range first.Figures {
+				if g.Key == f.Key {
+					for impl, s := range f.Values {
+						if b, ok := g.Values[impl]; ok && b.Median > 0 {
+							parts = append(parts, fmt.Sprintf("%s %s ×%.1f", impl, f.Label, s.Median/b.Median))
+						}
+					}
+				}
+			}
+		}
+		return fmt.Sprintf("From %s to %s pods (×%.0f objects; %s): %s.", fmtCount(first.Pods), fmtCount(last.Pods),
+			float64(last.Pods)/float64(first.Pods), how, strings.Join(parts, "; "))
+	}
+	var ahead, behind, even []string
+	for _, f := range r.Figures {
+		if !f.Main || f.Verdict == "" {
+			continue
+		}
+		desc := fmt.Sprintf("%s %s", f.Label, factor(f))
+		switch f.Verdict {
+		case verdictOursBetter, verdictOursLikely:
+			ahead = append(ahead, desc)
+		case verdictTheirsBetter, verdictTheirsLikely:
+			behind = append(behind, desc)
+		default:
+			even = append(even, f.Label)
+		}
+	}
+	if len(ahead)+len(behind)+len(even) == 0 {
+		return fmt.Sprintf("%s alone at %s pods (%s).", strings.Join(r.Settings.Impls, ", "), fmtCount(pods), how)
+	}
+	winner := "no clear difference"
+	switch {
+	case len(ahead) > len(behind):
+		winner = "shardinformer ahead"
+	case len(behind) > len(ahead):
+		winner = "client-go ahead"
+	case len(ahead) > 0:
+		winner = "no overall winner"
+	}
+	if sure := func(v string) bool { return v == verdictOursBetter || v == verdictTheirsBetter }; winner != "no clear difference" &&
+		!slices.ContainsFunc(r.Figures, func(f figure) bool { return f.Main && sure(f.Verdict) }) {
+		winner += " (no verdict beyond \"likely\")"
+	}
+	s := fmt.Sprintf("%s at %s pods (%s, %s scenario): ", winner, fmtCount(pods), how, r.Scenario)
+	var parts []string
+	if len(ahead) > 0 {
+		parts = append(parts, "shardinformer ahead on "+strings.Join(ahead, ", "))
+	}
+	if len(behind) > 0 {
+		parts = append(parts, "behind on "+strings.Join(behind, ", "))
+	}
+	if len(even) > 0 {
+		parts = append(parts, "even on "+strings.Join(even, ", "))
+	}
+	return s + strings.Join(parts, "; ") + "."
+}
+
+func indexerNames(c config) string {
+	if c.controller() {
+		return "namespace, " + appIndex
+	}
+	return "namespace"
+}
+
+func modeWords(mode string) string {
+	if mode == modeSideBySide {
+		return "side by side in one process"
+	}
+	return "each alone in its own process"
+}
+
+func fmtCount(n int) string {
+	switch {
+	case n >= 1000000 && n%1000000 == 0:
+		return fmt.Sprintf("%dM", n/1000000)
+	case n >= 1000 && n%1000 == 0:
+		return fmt.Sprintf("%dk", n/1000)
+	}
+	return fmt.Sprint(n)
+}
+
 func writeJSON(path string, r *report) error {
-	b, err := json.MarshalIndent(r, "", "  ")
+	b, err := json.MarshalIndent(r, "", " ")
 	if err != nil {
 		return err
 	}
@@ -234,120 +567,184 @@ func fmtRate(r float64) string {
 	return fmt.Sprintf("%.0f/s", r)
 }
 
-// printSummary writes the human-readable summary: one column per implementation.
+// fmtValue formats v in unit.
+func fmtValue(unit string, v float64) string {
+	switch unit {
+	case "s":
+		return fmtDur(v)
+	case "bytes":
+		return fmtBytes(v)
+	case "per_s":
+		return fmtRate(v)
+	case "bytes_per_object":
+		return fmt.Sprintf("%.0f B", v)
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+func fmtStat(unit string, s stat) string {
+	if len(s.Samples) == 1 {
+		return fmtValue(unit, s.Median)
+	}
+	return fmt.Sprintf("%s [%s–%s]", fmtValue(unit, s.Median), fmtValue(unit, s.Min), fmtValue(unit, s.Max))
+}
+
+// printSummary writes the human-readable summary.
 func printSummary(w io.Writer, r *report) {
-	fmt.Fprintf(w, "\nloadgen: %d pods in %d namespaces, %s, %s, churn %s mix %s, %d handler(s)",
-		r.Config.Pods, r.Config.Namespaces, r.Config.Target, r.Config.ContentType, churnDesc(r.Config), r.Config.Mix, r.Config.Handlers)
-	if r.Config.HandlerWork > 0 {
-		fmt.Fprintf(w, " × %s work", fmtDur(r.Config.HandlerWork))
+	s := r.Settings
+	fmt.Fprintf(w, "\nloadgen %s scenario on %s: %s pods in %d namespaces, %s, churn %s mix %s; %s\n",
+		r.Scenario, s.Target, joinSizes(s.Sizes), s.Namespaces, s.ContentType, churnDesc(s), s.Mix, modeWords(s.Mode))
+	if s.Workers > 0 {
+		fmt.Fprintf(w, "controller: %d workers, %s of CPU per reconcile (%d iterations), status writes %v\n",
+			s.Workers, fmtDur(s.ReconcileWork), s.ReconcileIterations, s.StatusWrites)
 	}
-	fmt.Fprintf(w, ", %d reader(s); mode %s; GOMAXPROCS %d\n", r.Config.Readers, r.Mode, r.Host.GOMAXPROCS)
-	for i, s := range r.Scenarios {
-		fmt.Fprintf(w, "scenario %d (%s): churn %d events in %s (%s: %d creates, %d updates, %d deletes, %d failed), server ends with %d pods\n",
-			i+1, strings.Join(s.Impls, " + "), s.Churn.Emitted, fmtDur(s.Churn.Seconds), fmtRate(s.Churn.Rate),
-			s.Churn.Creates, s.Churn.Updates, s.Churn.Deletes, s.Churn.Failed, s.ServerObjects)
-		if len(s.CPUByLabel) > 0 {
-			var parts []string
-			for _, k := range sortedKeys(s.CPUByLabel) {
-				name := k
-				if name == "" {
-					name = "runtime/unlabelled"
-				}
-				parts = append(parts, fmt.Sprintf("%s %.1fs", name, s.CPUByLabel[k]))
+	for _, im := range r.Implementations {
+		fmt.Fprintf(w, "%s: %s, decoder %s", im.Name, im.Informer, im.Decoder)
+		if im.Queue != "" {
+			fmt.Fprintf(w, ", queue %s", im.Queue)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "%s, %d cores, GOMAXPROCS %d, %s, commit %s\n\n", r.Metadata.CPUModel, r.Metadata.NumCPU,
+		r.Metadata.GOMAXPROCS, r.Metadata.GoVersion, short(r.Metadata.Commit))
+	fmt.Fprintln(w, r.Headline)
+	fmt.Fprintln(w)
+	if r.Scenario == scenarioScale {
+		printScale(w, r)
+	} else {
+		printFigures(w, r)
+	}
+	switch {
+	case r.Server.CPUSeconds > 0 && s.Target == "cluster":
+		fmt.Fprintf(w, "\nchurn writer (parent process, not in the figures): %.1f CPU s while clients ran; populate %.1f s\n",
+			r.Server.CPUSeconds, r.Server.PopulateSeconds)
+	case r.Server.CPUSeconds > 0:
+		fmt.Fprintf(w, "\nserver and churn writer (parent process, not in the figures): %.1f CPU s while clients ran (server %.1f s, churn %.1f s by label); populate %.1f s, pre-encode %.1f s\n",
+			r.Server.CPUSeconds, r.Server.ServerCPUSeconds, r.Server.ChurnCPUSeconds, r.Server.PopulateSeconds, r.Server.PreencodeSeconds)
+	}
+	for _, t := range r.Trials {
+		for _, res := range t.Results {
+			for _, d := range res.Check.Details {
+				fmt.Fprintf(w, "  %s (%d pods, run %d): %s\n", res.Impl, t.Pods, t.Run, d)
 			}
-			fmt.Fprintf(w, "  CPU by goroutine label: %s\n", strings.Join(parts, ", "))
 		}
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	row := func(name string, f func(ir *implReport) string) {
-		fmt.Fprintf(tw, "%s\t", name)
-		for i := range r.Implementations {
-			fmt.Fprintf(tw, "%s\t", f(&r.Implementations[i]))
-		}
-		fmt.Fprintln(tw)
-	}
-	row("", func(ir *implReport) string { return ir.Name })
-	row("objects cached", func(ir *implReport) string { return fmt.Sprint(ir.Objects) })
-	row("initial sync", func(ir *implReport) string { return fmtDur(ir.InitialSyncSeconds) })
-	row("initial sync objects/s", func(ir *implReport) string { return fmtRate(ir.InitialObjectsPerS) })
-	row("churn events seen (min/handler)", func(ir *implReport) string { return fmt.Sprint(ir.EventsObserved) })
-	row("events/s", func(ir *implReport) string { return fmtRate(ir.EventsPerSecond) })
-	row("deliveries/s (all handlers)", func(ir *implReport) string { return fmtRate(ir.DeliveriesPerSecond) })
-	row("catch-up after churn", func(ir *implReport) string { return fmtDur(ir.CatchUpSeconds) })
-	row("latency p50", func(ir *implReport) string { return fmtDur(ir.Latency.P50) })
-	row("latency p90", func(ir *implReport) string { return fmtDur(ir.Latency.P90) })
-	row("latency p99", func(ir *implReport) string { return fmtDur(ir.Latency.P99) })
-	row("latency max", func(ir *implReport) string { return fmtDur(ir.Latency.Max) })
-	if r.Config.Readers > 0 {
-		row("cache reads/s", func(ir *implReport) string { return fmtRate(ir.ReadsPerSecond) })
-	}
-	row("CPU seconds", func(ir *implReport) string {
-		switch {
-		case ir.CPUAttributed:
-			return fmt.Sprintf("%.1f (by label)", ir.CPUSeconds)
-		case ir.CPUShared:
-			return fmt.Sprintf("%.1f (process, shared)", ir.ProcessCPUSeconds)
-		}
-		return fmt.Sprintf("%.1f (process)", ir.ProcessCPUSeconds)
-	})
-	shared := func(ir *implReport, s string) string {
-		if ir.CPUShared {
-			return s + " (shared)"
-		}
-		return s
-	}
-	row("peak heap", func(ir *implReport) string { return shared(ir, fmtBytes(float64(ir.PeakHeapBytes))) })
-	row("peak RSS", func(ir *implReport) string { return shared(ir, fmtBytes(float64(ir.PeakRSSBytes))) })
-	row("retained heap (informer)", func(ir *implReport) string { return fmtBytes(float64(ir.RetainedHeapBytes)) })
-	row("heap bytes / cached object", func(ir *implReport) string { return fmt.Sprintf("%.0f", ir.HeapBytesPerObject) })
-	row("GC count / pause total", func(ir *implReport) string {
-		return shared(ir, fmt.Sprintf("%d / %s", ir.GCCount, fmtDur(ir.GCPauseSeconds)))
-	})
-	opt := func(p *uint64) string {
-		if p == nil {
-			return "-"
-		}
-		return fmt.Sprint(*p)
-	}
-	row("overflow / coalesced", func(ir *implReport) string { return opt(ir.Overflow) + " / " + opt(ir.Coalesced) })
-	row("relists / dropped / panics", func(ir *implReport) string {
-		return opt(ir.Relists) + " / " + opt(ir.Dropped) + " / " + opt(ir.Panics)
-	})
-	row("check", func(ir *implReport) string {
-		if ir.Check.Pass {
-			return "PASS"
-		}
-		return "FAIL"
-	})
-	tw.Flush()
-	for _, ir := range r.Implementations {
-		for _, d := range ir.Check.Details {
-			fmt.Fprintf(w, "  %s: %s\n", ir.Name, d)
-		}
-	}
-	for _, ir := range r.Implementations {
-		if ir.Check.Pass {
-			fmt.Fprintf(w, "PASS %s: cache and all %d handler(s) match the server (%d keys and resourceVersions)\n",
-				ir.Name, r.Config.Handlers, ir.Check.ServerObjects)
-		} else {
-			fmt.Fprintf(w, "FAIL %s: %d cache and %d handler mismatches against the server's %d keys\n",
-				ir.Name, ir.Check.CacheMismatches, ir.Check.HandlerMismatches, ir.Check.ServerObjects)
+	for _, t := range r.Trials {
+		for _, res := range t.Results {
+			what := "handler(s)"
+			if res.Queue != "" {
+				what = "reconciler"
+			}
+			if res.Check.Pass {
+				fmt.Fprintf(w, "PASS %s (%d pods, run %d): cache and %s match the server (%d keys and resourceVersions)\n",
+					res.Impl, t.Pods, t.Run, what, res.Check.ServerObjects)
+			} else {
+				fmt.Fprintf(w, "FAIL %s (%d pods, run %d): %d cache and %d %s mismatches against the server's %d keys\n",
+					res.Impl, t.Pods, t.Run, res.Check.CacheMismatches, res.Check.HandlerMismatches, what, res.Check.ServerObjects)
+			}
 		}
 	}
 }
 
-func churnDesc(c reportConfig) string {
+func printFigures(w io.Writer, r *report) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	head := "figure"
+	for _, impl := range r.Settings.Impls {
+		head += "\t" + impl
+	}
+	both := len(r.Settings.Impls) > 1
+	if both {
+		head += "\tours/client-go\tverdict"
+	}
+	fmt.Fprintln(tw, head)
+	for _, f := range r.Figures {
+		line := f.Label
+		for _, impl := range r.Settings.Impls {
+			line += "\t" + f.Values[impl].Text
+		}
+		if both {
+			ratio := "-"
+			if f.Ratio != nil {
+				ratio = fmtRatio(*f.Ratio)
+			}
+			line += "\t" + ratio + "\t" + f.Verdict
+		}
+		fmt.Fprintln(tw, line)
+	}
+	tw.Flush()
+}
+
+func printScale(w io.Writer, r *report) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, impl := range r.Settings.Impls {
+		head := impl
+		for _, p := range r.Scale {
+			head += "\t" + fmtCount(p.Pods)
+		}
+		fmt.Fprintln(tw, head+"\tgrowth (last/first)")
+		for i, f := range r.Scale[0].Figures {
+			line := f.Label
+			var first, last float64
+			for j, p := range r.Scale {
+				if i >= len(p.Figures) {
+					line += "\t-"
+					continue
+				}
+				v := p.Figures[i].Values[impl]
+				line += "\t" + v.Text
+				if j == 0 {
+					first = v.Median
+				}
+				last = v.Median
+			}
+			if first > 0 {
+				line += fmt.Sprintf("\t×%.1f", last/first)
+			}
+			fmt.Fprintln(tw, line)
+		}
+		fmt.Fprintln(tw)
+	}
+	tw.Flush()
+}
+
+// fmtRatio shows two decimals, or two significant digits below 0.1.
+func fmtRatio(x float64) string {
+	if x < 0.1 {
+		return fmt.Sprintf("%.2g", x)
+	}
+	return fmt.Sprintf("%.2f", x)
+}
+
+func joinSizes(sizes []int) string {
+	var s []string
+	for _, n := range sizes {
+		s = append(s, fmtCount(n))
+	}
+	return strings.Join(s, ", ")
+}
+
+func short(commit string) string {
+	if len(commit) > 12 {
+		return commit[:12]
+	}
+	if commit == "" {
+		return "unknown"
+	}
+	return commit
+}
+
+func churnDesc(s settings) string {
 	var parts []string
-	if c.ChurnRate > 0 {
-		parts = append(parts, fmt.Sprintf("%.0f/s", c.ChurnRate))
+	if s.ChurnRate > 0 {
+		parts = append(parts, fmt.Sprintf("%.0f/s", s.ChurnRate))
 	} else {
 		parts = append(parts, "as fast as possible")
 	}
-	if c.ChurnDuration > 0 {
-		parts = append(parts, "for "+fmtDur(c.ChurnDuration))
+	if s.ChurnDuration > 0 {
+		parts = append(parts, "for "+fmtDur(s.ChurnDuration))
 	}
-	if c.ChurnEvents > 0 {
-		parts = append(parts, fmt.Sprintf("up to %d events", c.ChurnEvents))
+	if s.ChurnEvents > 0 {
+		parts = append(parts, fmt.Sprintf("up to %d events", s.ChurnEvents))
 	}
 	return strings.Join(parts, " ")
 }

@@ -1,105 +1,110 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
-	"runtime"
+	"path/filepath"
 	"runtime/pprof"
-	"slices"
-	"sync"
-	"sync/atomic"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/shardinformer/shardinformer/apisim"
 	clientfeatures "k8s.io/client-go/features"
 )
 
 // errCheckFailed is returned by run when a correctness check failed.
 var errCheckFailed = errors.New("correctness check failed")
 
-// run performs the whole load test and returns the report. It returns
-// errCheckFailed (with the report) when a check failed.
+// run performs every trial the configuration asks for and writes the
+// reports. It returns errCheckFailed (with the report) when a check failed.
 func run(ctx context.Context, c config, stdout, stderr io.Writer) (*report, error) {
 	if err := setWatchList(c.watchList); err != nil {
 		return nil, err
 	}
-	if c.profile != "" {
-		stopProfile, err := startProfile(c.profile, c.profileDir)
-		if err != nil {
-			return nil, err
-		}
-		defer stopProfile()
-	}
 	memLimit := defaultMemoryLimit()
+	rate := calibrate()
+	iters := func(d time.Duration) int64 { return int64(d.Seconds() * rate) }
+	rep := newReport(c, collectMetadata(c, memLimit, rate))
+	rep.Settings.ReconcileIterations, rep.Settings.HandlerIterations = iters(c.reconcileWork), iters(c.handlerWork)
+	dir, err := makeRunDir(c.outDir, c.scenario, rep.StartedAt)
+	if err != nil {
+		return nil, err
+	}
+	rep.Directory = dir
+	if dir != "" {
+		fmt.Fprintf(stderr, "loadgen: writing into %s\n", dir)
+	}
 	var reg *prometheus.Registry
 	live := &liveState{}
-	if c.metricsAddr != "" {
+	if c.metricsAddr != "" && c.sideBySide {
 		var stop func()
-		var err error
-		reg, stop, err = serveMetrics(c.metricsAddr, live, stderr, c.onMetrics)
+		var url string
+		reg, url, stop, err = serveMetrics(c.metricsAddr, live, stderr)
 		if err != nil {
 			return nil, err
 		}
 		defer stop()
-	}
-	rep := &report{
-		Schema:    1,
-		StartedAt: time.Now(),
-		Mode:      "side-by-side",
-		Host: hostInfo{GoVersion: runtime.Version(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH,
-			NumCPU: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0), MemoryLimit: memLimit},
-		Config: reportConfig{Impls: c.impls, Sequential: c.sequential, Pods: c.pods, Namespaces: c.namespaces,
-			ChurnRate: c.churnRate, ChurnDuration: c.churnDuration.Seconds(), ChurnEvents: c.churnEvents,
-			Mix: c.mix.String(), Handlers: c.handlers, HandlerWork: c.handlerWork.Seconds(), Readers: c.readers,
-			Workers: c.workers, Shards: c.shards, RingSize: c.ringSize, Policy: c.policy.String(),
-			ContentType: c.contentType, WatchList: c.watchList, ManagedFields: c.managedFields,
-			Target: "apisim", Seed: c.seed},
-	}
-	if c.kubeconfig != "" {
-		rep.Config.Target = "cluster"
-	}
-	groups := [][]string{c.impls}
-	if c.sequential {
-		rep.Mode = "sequential"
-		groups = nil
-		for _, impl := range c.impls {
-			groups = append(groups, []string{impl})
+		if c.onMetrics != nil {
+			c.onMetrics(url)
 		}
 	}
 	prog := newProgress(stderr, c.progress)
-	for i, impls := range groups {
-		var promReg prometheus.Registerer
-		if reg != nil {
-			promReg = reg
+	for _, pods := range c.sizes() {
+		for r := 1; r <= c.runs; r++ {
+			groups := [][]string{c.impls}
+			if !c.sideBySide {
+				groups = nil
+				for _, impl := range c.impls {
+					groups = append(groups, []string{impl})
+				}
+			}
+			for _, impls := range groups {
+				tr := trial{c: c, pods: pods, run: r, impls: impls, iters: iters, dir: dir, prog: prog, live: live, reg: reg, stderr: stderr}
+				res, err := tr.do(ctx)
+				prog.done()
+				if err != nil {
+					return nil, fmt.Errorf("%d pods, run %d (%s): %w", pods, r, strings.Join(impls, " + "), err)
+				}
+				rep.Trials = append(rep.Trials, res)
+				freeOSMemory()
+			}
 		}
-		sr, irs, err := runScenario(ctx, c, i, impls, prog, live, promReg)
-		prog.done()
-		if err != nil {
-			return nil, fmt.Errorf("scenario %d (%v): %w", i+1, impls, err)
-		}
-		rep.Scenarios = append(rep.Scenarios, sr)
-		rep.Implementations = append(rep.Implementations, irs...)
-		freeOSMemory()
 	}
-	rep.Pass = true
-	for _, ir := range rep.Implementations {
-		rep.Pass = rep.Pass && ir.Check.Pass
-	}
+	rep.finish()
 	printSummary(stdout, rep)
+	var jsonPaths, htmlPaths []string
+	if dir != "" {
+		jsonPaths = append(jsonPaths, filepath.Join(dir, "report.json"))
+		htmlPaths = append(htmlPaths, filepath.Join(dir, "report.html"))
+	}
 	if c.out != "" {
-		if err := writeJSON(c.out, rep); err != nil {
-			return rep, fmt.Errorf("--out: %w", err)
-		}
+		jsonPaths = append(jsonPaths, c.out)
 	}
 	if c.html != "" {
-		if err := writeHTML(c.html, rep); err != nil {
-			return rep, fmt.Errorf("--html: %w", err)
+		htmlPaths = append(htmlPaths, c.html)
+	}
+	for _, p := range jsonPaths {
+		if err := writeJSON(p, rep); err != nil {
+			return rep, fmt.Errorf("write JSON report: %w", err)
 		}
+		fmt.Fprintf(stdout, "JSON report: %s\n", p)
+	}
+	for _, p := range htmlPaths {
+		if err := writeHTML(p, rep); err != nil {
+			return rep, fmt.Errorf("write HTML report: %w", err)
+		}
+		fmt.Fprintf(stdout, "HTML report: %s\n", p)
+	}
+	if c.profile != "" {
+		fmt.Fprintf(stdout, "%s profiles (pkg/profile, goroutines labelled impl=<name>): %s\n", c.profile, filepath.Join(dir, "profiles"))
 	}
 	if !rep.Pass {
 		return rep, errCheckFailed
@@ -107,9 +112,34 @@ func run(ctx context.Context, c config, stdout, stderr io.Writer) (*report, erro
 	return rep, nil
 }
 
+// makeRunDir creates a new directory for this invocation's files under
+// base; it never reuses one. "" when base is "".
+func makeRunDir(base, scenario string, t time.Time) (string, error) {
+	if base == "" {
+		return "", nil
+	}
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		return "", fmt.Errorf("--out-dir: %w", err)
+	}
+	name := t.Format("20060102-150405") + "-" + scenario
+	for i := 0; ; i++ {
+		d := filepath.Join(base, name)
+		if i > 0 {
+			d = fmt.Sprintf("%s-%d", d, i+1)
+		}
+		err := os.Mkdir(d, 0o755)
+		if err == nil {
+			return d, nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return "", fmt.Errorf("--out-dir: %w", err)
+		}
+	}
+}
+
 // setWatchList sets client-go's WatchListClient gate for this process.
 func setWatchList(mode string) error {
-	if mode == "default" {
+	if mode == "default" || mode == "" {
 		return nil
 	}
 	setter, ok := clientfeatures.FeatureGates().(interface {
@@ -127,21 +157,52 @@ func newRunID() string {
 	return hex.EncodeToString(b)
 }
 
-// runScenario populates a fresh target, runs impls on it side by side through
-// sync, churn and catch-up, checks them, and measures.
-func runScenario(ctx context.Context, c config, index int, impls []string, prog *progress, live *liveState, reg prometheus.Registerer) (scenarioReport, []implReport, error) {
-	sr := scenarioReport{Impls: impls, InitialPods: c.pods}
+// trial is one execution: a fresh cluster of pods objects, the
+// implementations impls (one alone in a child process, or several side by
+// side in this process) through sync, churn, catch-up and check.
+type trial struct {
+	c      config
+	pods   int
+	run    int
+	impls  []string
+	iters  func(time.Duration) int64
+	dir    string
+	prog   *progress
+	live   *liveState
+	reg    *prometheus.Registry
+	stderr io.Writer
+
+	sides []*side
+	msgs  chan sideMsg
+	phase string // for the progress line
+	t0    time.Time
+	state func() (map[string]string, bool, error) // the server's state and whether it is final
+}
+
+func (tr *trial) profileDir(impl string) string {
+	if tr.c.profile == "" {
+		return ""
+	}
+	return filepath.Join(tr.dir, "profiles", fmt.Sprintf("%d-run%d-%s", tr.pods, tr.run, impl))
+}
+
+func (tr *trial) do(ctx context.Context) (trialReport, error) {
+	c := tr.c
+	res := trialReport{Pods: tr.pods, Run: tr.run, Impls: tr.impls, Mode: modeProcess}
+	if c.sideBySide {
+		res.Mode = modeSideBySide
+	}
 	var t target
 	if c.kubeconfig != "" {
 		ct, err := newClusterTarget(ctx, c, newRunID())
 		if err != nil {
-			return sr, nil, err
+			return res, err
 		}
 		t = ct
 	} else {
 		st, err := newSimTarget(c)
 		if err != nil {
-			return sr, nil, err
+			return res, err
 		}
 		t = st
 	}
@@ -150,442 +211,406 @@ func runScenario(ctx context.Context, c config, index int, impls []string, prog 
 		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
 		if err := t.close(cctx); err != nil {
-			fmt.Fprintln(prog.w, "loadgen:", err)
+			fmt.Fprintln(tr.stderr, "loadgen:", err)
 		}
 	}()
-	sr.Target = t.kind()
-
-	// Populate.
-	popStart := time.Now()
-	if err := t.populate(ctx, c.pods, func(n int) {
-		prog.update(func() string {
-			return fmt.Sprintf("[populate %s] %d/%d pods created in %s", since(popStart), n, c.pods, t.kind())
-		})
-	}); err != nil {
-		return sr, nil, fmt.Errorf("populate: %w", err)
+	res.Target = t.kind()
+	if err := tr.setup(ctx, t, &res.Server); err != nil {
+		return res, err
 	}
-	sr.PopulateSeconds = time.Since(popStart).Seconds()
-	if st, ok := t.(*simTarget); ok {
-		var err error
-		pprof.Do(ctx, pprof.Labels("role", "server"), func(context.Context) { err = st.start() })
-		if err != nil {
-			return sr, nil, err
-		}
-	}
-	sr.URL = t.url()
-
-	// Informers.
-	var churnPtr atomic.Pointer[churner]
-	churnOf := func() *churner { return churnPtr.Load() }
-	var runs []*implRun
-	for _, name := range impls {
-		r, err := newImplRun(name, c, t, churnOf, reg)
-		if err != nil {
-			return sr, nil, err
-		}
-		runs = append(runs, r)
-	}
-	live.set(runs, nil)
-	defer live.set(nil, nil)
-	stopped := false
-	defer func() {
-		if !stopped {
-			for _, r := range runs {
-				r.stop()
-			}
-		}
-	}()
-
-	var attr *cpuAttribution
-	if c.profile != "cpu" {
-		var err error
-		if attr, err = startCPUAttribution(); err != nil {
-			attr = nil // someone else profiles the CPU; report process CPU only
-		}
-	}
-	var pk peaks
-	gc0, pause0 := gcStats()
-	cpu0 := cpuTime()
-	start := time.Now()
-	smp := newSampler(c, runs, &pk, start, prog)
-	smp.setPhase("sync", nil)
-	go smp.run()
-	defer smp.stop()
-
-	for _, r := range runs {
-		r.start(ctx)
-	}
-	for {
-		all := true
-		for _, r := range runs {
-			all = r.synced() && all
-		}
-		if all {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return sr, nil, ctx.Err()
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
-	cpuSynced := cpuTime()
-
-	// Churn, with readers.
-	g := newChurner(t, c)
-	churnPtr.Store(g)
-	live.set(runs, g)
-	smp.setPhase("churn", g)
-	nss := make([]string, c.namespaces)
-	for i := range nss {
-		nss[i] = t.namespace(i)
-	}
-	for _, r := range runs {
-		if c.readers > 0 {
-			r.startReaders(ctx, c.readers, nss, c.seed)
-		}
-	}
-	var churnErr error
-	pprof.Do(ctx, pprof.Labels("role", "churn"), func(ctx context.Context) { churnErr = g.run(ctx, c.pods) })
-	for _, r := range runs {
-		r.stopReaders()
-	}
-	if ctx.Err() != nil {
-		return sr, nil, ctx.Err()
-	}
-	sr.Churn = churnReport{Seconds: g.stoppedAt.Sub(g.startedAt).Seconds(), Creates: g.creates.Load(),
-		Updates: g.updates.Load(), Deletes: g.deletes.Load(), Emitted: g.emitted(), Failed: g.failed.Load()}
-	if sr.Churn.Seconds > 0 {
-		sr.Churn.Rate = float64(sr.Churn.Emitted) / sr.Churn.Seconds
-	}
-	if churnErr != nil {
-		fmt.Fprintf(prog.w, "\nloadgen: churn stopped early: %v\n", churnErr)
-	}
-
-	// Catch up and check.
-	smp.setPhase("catch-up", g)
-	want, err := t.state(ctx)
+	cpuByLabel, stopProfiling, err := tr.profiling(&res)
 	if err != nil {
-		return sr, nil, fmt.Errorf("read the server's final state: %w", err)
+		return res, err
 	}
-	sr.ServerObjects = len(want)
-	checks := make([]checkResult, len(runs))
-	deadline := time.Now().Add(c.quiesce)
-	for {
-		pending := 0
-		for i, r := range runs {
-			if !r.caughtUp.IsZero() {
-				continue
-			}
-			checks[i] = check(r, want)
-			if checks[i].Pass {
-				r.caughtUp = time.Now()
-			} else {
-				pending++
-			}
+	defer stopProfiling()
+
+	cpu0 := cpuTime()
+	if err := tr.start(ctx, t); err != nil {
+		return res, err
+	}
+	defer tr.shutdown()
+	defer tr.live.set(nil)
+	res.StartedAt = tr.t0
+	tr.phase = "sync"
+	if err := tr.pump(ctx, func() bool { return tr.all(func(s *side) bool { return s.ready != 0 }) }); err != nil {
+		return res, err
+	}
+	g, err := tr.churn(ctx, t, &res)
+	if err != nil {
+		return res, err
+	}
+
+	// Catch up and check: the clients ask for the server's state.
+	tr.phase = "catch-up"
+	var cached map[string]string
+	_, isSim := t.(*simTarget)
+	tr.state = func() (map[string]string, bool, error) {
+		if cached != nil {
+			return cached, true, nil
 		}
-		if pending == 0 || time.Now().After(deadline) {
-			break
+		st, err := t.state(ctx)
+		if err != nil {
+			return nil, false, err
 		}
-		select {
-		case <-ctx.Done():
-			return sr, nil, ctx.Err()
-		case <-time.After(100 * time.Millisecond):
+		if isSim { // nothing writes after the churn
+			cached = st
 		}
+		res.ServerObjects = len(st)
+		return st, isSim, nil
+	}
+	if err := tr.pump(ctx, func() bool { return tr.all(func(s *side) bool { return s.caughtUp }) }); err != nil {
+		return res, err
 	}
 	if c.afterCheck != nil {
 		c.afterCheck()
 	}
-	smp.stop()
-	cpuEnd := cpuTime()
-	gc1, pause1 := gcStats()
-	if attr != nil {
-		if by, err := attr.stop(); err == nil {
-			sr.CPUByLabel = map[string]float64{}
-			for k, v := range by {
-				sr.CPUByLabel[k] = v.Seconds()
+	res.Server.CPUSeconds = (cpuTime() - cpu0).Seconds()
+	if byLabel := cpuByLabel(); byLabel != nil {
+		res.CPUByLabel = map[string]float64{}
+		for k, v := range byLabel {
+			res.CPUByLabel[k] = v.Seconds()
+		}
+	}
+	return res, tr.collect(ctx, &res, g.deleteStamps())
+}
+
+// setup populates t, then serves it with every object encoded in advance,
+// so that the server's encoding work is not done during the client's sync.
+func (tr *trial) setup(ctx context.Context, t target, srv *trialServer) error {
+	cpu0 := cpuTime()
+	popStart := time.Now()
+	if err := t.populate(ctx, tr.pods, func(n int) {
+		tr.prog.update(func() string {
+			return fmt.Sprintf("[%s run %d/%d: populate %s] %d/%d pods", strings.Join(tr.impls, "+"), tr.run, tr.c.runs, since(popStart), n, tr.pods)
+		})
+	}); err != nil {
+		return fmt.Errorf("populate: %w", err)
+	}
+	srv.PopulateSeconds = time.Since(popStart).Seconds()
+	if st, ok := t.(*simTarget); ok {
+		var err error
+		pprof.Do(ctx, pprof.Labels("role", "server"), func(context.Context) { err = st.start() })
+		if err != nil {
+			return err
+		}
+		encStart := time.Now()
+		if err := st.preencode(ctx, tr.c.contentType); err != nil {
+			return fmt.Errorf("pre-encode: %w", err)
+		}
+		srv.PreencodeSeconds = time.Since(encStart).Seconds()
+	}
+	srv.SetupCPUSeconds = (cpuTime() - cpu0).Seconds()
+	return nil
+}
+
+// profiling starts this process's CPU profile for the split of CPU by
+// goroutine label. Side by side with --profile, pkg/profile writes the
+// profile into the trial's directory and, for cpu, the split reads it back;
+// otherwise loadgen profiles in memory (children profile themselves).
+// byLabel ends the CPU profile and returns the split (nil if none); stop
+// ends everything and may follow byLabel.
+func (tr *trial) profiling(res *trialReport) (byLabel func() map[string]time.Duration, stop func(), err error) {
+	var stopProfile func()
+	var profFile string
+	if tr.c.sideBySide && tr.c.profile != "" {
+		pd := tr.profileDir("side-by-side")
+		if stopProfile, err = startProfile(tr.c.profile, pd); err != nil {
+			return nil, nil, err
+		}
+		res.ProfileDir = pd
+		if tr.c.profile == "cpu" {
+			profFile = filepath.Join(pd, "cpu.pprof")
+		}
+	}
+	var attr *cpuAttribution
+	if profFile == "" {
+		attr, _ = startCPUAttribution() // nil if the CPU profiler is busy: no split
+	}
+	byLabel = func() map[string]time.Duration {
+		var m map[string]time.Duration
+		switch {
+		case attr != nil:
+			m, _ = attr.stop()
+			attr = nil
+		case profFile != "" && stopProfile != nil:
+			stopProfile()
+			stopProfile = nil
+			if b, err := os.ReadFile(profFile); err == nil {
+				m, _ = cpuByLabel(bytes.NewReader(b))
+			}
+		}
+		return m
+	}
+	stop = func() {
+		byLabel()
+		if stopProfile != nil {
+			stopProfile()
+		}
+	}
+	return byLabel, stop, nil
+}
+
+// start starts the implementations under test: each in a child process, or
+// side by side on goroutines of this process.
+func (tr *trial) start(ctx context.Context, t target) error {
+	c := tr.c
+	tr.msgs = make(chan sideMsg, 1024)
+	base := spec{Scenario: scenarioInformer, Pods: tr.pods, Namespaces: c.namespaces, Endpoint: t.endpoint(),
+		Handlers: c.handlers, HandlerWorkers: c.handlerWorkers, HandlerIters: tr.iters(c.handlerWork), Readers: c.readers,
+		Workers: c.workers, ReconcileIters: tr.iters(c.reconcileWork), Shards: c.shards, RingSize: c.ringSize,
+		Policy: c.policy.String(), ContentType: c.contentType, WatchList: c.watchList, Seed: c.seed, Quiesce: c.quiesce,
+		Profile: c.profile, MetricsAddr: c.metricsAddr, Process: !c.sideBySide}
+	if c.controller() {
+		base.Scenario = scenarioController
+	}
+	tr.t0 = time.Now()
+	for i, impl := range tr.impls {
+		sp := base
+		sp.Impl = impl
+		if c.sideBySide {
+			sp.Profile, sp.MetricsAddr = "", ""
+			var reg prometheus.Registerer
+			if tr.reg != nil {
+				reg = tr.reg
+			}
+			tr.sides = append(tr.sides, inProcessSide(ctx, i, sp, reg, tr.msgs))
+			continue
+		}
+		sp.ProfileDir = tr.profileDir(impl)
+		s, err := spawnSide(ctx, i, sp, tr.msgs, tr.stderr)
+		if err != nil {
+			return err
+		}
+		tr.sides = append(tr.sides, s)
+	}
+	return nil
+}
+
+// churn runs the churn writer while handling the sides' messages, and tells
+// the sides when it starts and ends.
+func (tr *trial) churn(ctx context.Context, t target, res *trialReport) (*churner, error) {
+	tr.phase = "churn"
+	g := newChurner(t, tr.c)
+	tr.live.set(g) // until the trial ends
+	if err := tr.broadcast(command{Cmd: cmdChurnStart, At: time.Now().UnixNano()}); err != nil {
+		return nil, err
+	}
+	churnDone := make(chan error, 1)
+	pprof.Do(ctx, pprof.Labels("role", "churn"), func(ctx context.Context) {
+		go func() { churnDone <- g.run(ctx, tr.pods) }() // the churn writer; joined below
+	})
+	emitted := []emittedPoint{{T: time.Since(tr.t0).Seconds()}}
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	var churnErr error
+	err := tr.pump(ctx, func() bool {
+		select {
+		case churnErr = <-churnDone:
+			return true
+		case <-tick.C:
+			emitted = append(emitted, emittedPoint{T: time.Since(tr.t0).Seconds(), Emitted: g.emitted()})
+			tr.prog.update(func() string { return tr.line("churn", g) })
+		default:
+		}
+		return false
+	})
+	if err != nil {
+		return nil, err // ctx ended (the writer too) or a side failed
+	}
+	if churnErr != nil {
+		fmt.Fprintf(tr.stderr, "\nloadgen: churn stopped early: %v\n", churnErr)
+	}
+	res.Emitted = append(emitted, emittedPoint{T: g.stoppedAt.Sub(tr.t0).Seconds(), Emitted: g.emitted()})
+	res.Churn = g.report()
+	res.ChurnStart, res.ChurnEnd = g.startedAt.Sub(tr.t0).Seconds(), g.stoppedAt.Sub(tr.t0).Seconds()
+	return g, tr.broadcast(command{Cmd: cmdChurnEnd, At: g.stoppedAt.UnixNano(), Emitted: g.emitted()})
+}
+
+// collect asks each side for its result, one at a time (its heap is
+// measured by releasing it, which must not overlap another's release),
+// waits for every side to end and adds their results to res.
+func (tr *trial) collect(ctx context.Context, res *trialReport, deletes map[string]int64) error {
+	for i, s := range tr.sides {
+		if err := s.send(command{Cmd: cmdFinish, Deletes: deletes}); err != nil {
+			return err
+		}
+		if err := tr.pump(ctx, func() bool { return tr.sides[i].result != nil }); err != nil {
+			return err
+		}
+	}
+	for _, s := range tr.sides {
+		s.closeIn()
+	}
+	if err := tr.pump(ctx, func() bool { return tr.all(func(s *side) bool { return s.exited }) }); err != nil {
+		return err
+	}
+	for _, s := range tr.sides {
+		r := *s.result
+		r.Timeline = timeline(s.samples, tr.t0)
+		r.SyncedAt = float64(s.synced-tr.t0.UnixNano()) / 1e9
+		r.ReadyAt = float64(s.ready-tr.t0.UnixNano()) / 1e9
+		if tr.c.sideBySide {
+			r.CPUScope = cpuScopeShared
+			r.CPUSeconds, r.SyncCPUSeconds = 0, 0
+			if res.CPUByLabel != nil {
+				r.CPUScope = cpuScopeLabel
+				for k, v := range res.CPUByLabel {
+					if strings.HasPrefix(k, r.Impl+"/") && k != r.Impl+"/client" {
+						r.CPUSeconds += v
+					}
+				}
+			}
+		}
+		res.Results = append(res.Results, r)
+	}
+	return nil
+}
+
+// all reports whether f holds for every side.
+func (tr *trial) all(f func(*side) bool) bool {
+	for _, s := range tr.sides {
+		if !f(s) {
+			return false
+		}
+	}
+	return true
+}
+
+func (tr *trial) broadcast(cmd command) error {
+	for _, s := range tr.sides {
+		if err := s.send(cmd); err != nil {
+			return fmt.Errorf("%s: %w", s.impl, err)
+		}
+	}
+	return nil
+}
+
+// pump handles the sides' messages until done() holds (checked after each
+// message and every 10ms), a side fails or ctx ends.
+func (tr *trial) pump(ctx context.Context, done func() bool) error {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for !done() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		case sm := <-tr.msgs:
+			if err := tr.handle(sm); err != nil {
+				return err
 			}
 		}
 	}
-	sr.CPUSeconds = (cpuEnd - cpu0).Seconds()
-	sr.SyncCPUSeconds = (cpuSynced - cpu0).Seconds()
-	sr.ChurnCPUSeconds = (cpuEnd - cpuSynced).Seconds()
-	sr.PeakHeapBytes, sr.PeakRSSBytes = pk.get()
-	sr.GCCount, sr.GCPauseSeconds = gc1-gc0, (pause1 - pause0).Seconds()
-	sr.Timeline = smp.points()
-
-	// Per implementation results, then release each to measure its heap.
-	var irs []implReport
-	for i, r := range runs {
-		irs = append(irs, implResult(c, index, r, g, checks[i], &sr, len(runs) > 1))
-	}
-	live.set(nil, nil)
-	// Retained heap: drop loadgen's per-key bookkeeping first, then stop and
-	// drop one informer at a time; each one's share is the live heap it
-	// takes with it.
-	h0 := liveHeap()
-	for _, r := range runs {
-		for _, h := range r.handlers {
-			h.release()
-		}
-	}
-	prev := liveHeap()
-	for i := range irs {
-		irs[i].HandlerStateBytes = sub(h0, prev) / uint64(len(runs))
-	}
-	for i, r := range runs {
-		r.stop()
-		r.inf, r.ours, r.regs = nil, nil, nil
-		if reg != nil && r.collector != nil {
-			reg.Unregister(r.collector) // it holds the informer
-		}
-		h := liveHeap()
-		irs[i].RetainedHeapBytes = sub(prev, h)
-		prev = h
-		if irs[i].Objects > 0 {
-			irs[i].HeapBytesPerObject = float64(irs[i].RetainedHeapBytes) / float64(irs[i].Objects)
-		}
-	}
-	stopped = true
-	return sr, irs, nil
+	return nil
 }
 
-func sub(a, b uint64) uint64 {
-	if a > b {
-		return a - b
+func (tr *trial) handle(sm sideMsg) error {
+	s := tr.sides[sm.i]
+	m := sm.m
+	switch m.Type {
+	case msgSample:
+		s.samples = append(s.samples, *m.Sample)
+		if tr.phase != "churn" {
+			tr.prog.update(func() string { return tr.line(tr.phase, nil) })
+		}
+	case msgSynced:
+		s.synced = m.At
+	case msgReady:
+		s.ready = m.At
+	case msgWantState:
+		st, final, err := tr.state()
+		if err != nil {
+			return fmt.Errorf("read the server's state: %w", err)
+		}
+		return s.send(command{Cmd: cmdState, State: st, Final: final})
+	case msgCaughtUp:
+		s.caughtUp, s.check = true, m.Check
+	case msgResult:
+		s.result = m.Result
+	case msgMetrics:
+		s.metricsURL = m.URL
+		fmt.Fprintf(tr.stderr, "loadgen: %s metrics on %s\n", s.impl, m.URL)
+	case msgError:
+		return fmt.Errorf("%s: %s", s.impl, m.Error)
+	case msgExit:
+		s.exited = true
+		if m.Error != "" {
+			return errors.New(m.Error)
+		}
+		if s.result == nil {
+			return fmt.Errorf("%s ended before its result", s.impl)
+		}
 	}
-	return 0
+	return nil
+}
+
+// shutdown ends every side still running and drains its messages.
+func (tr *trial) shutdown() {
+	for _, s := range tr.sides {
+		s.closeIn()
+	}
+	deadline := time.After(time.Minute)
+	for !tr.all(func(s *side) bool { return s.exited }) {
+		select {
+		case sm := <-tr.msgs:
+			if sm.m.Type == msgExit {
+				tr.sides[sm.i].exited = true
+			}
+		case <-deadline:
+			return
+		}
+	}
+}
+
+// line is the progress line: each side's latest sample.
+func (tr *trial) line(phase string, g *churner) string {
+	out := fmt.Sprintf("[%s run %d/%d: %s %s]", strings.Join(tr.impls, "+"), tr.run, tr.c.runs, phase, since(tr.t0))
+	if g != nil {
+		out += fmt.Sprintf(" emitted %d", g.emitted())
+	}
+	for _, s := range tr.sides {
+		if len(s.samples) == 0 {
+			continue
+		}
+		p := s.samples[len(s.samples)-1]
+		out += fmt.Sprintf(" | %s synced %d/%d seen %d done %d heap %s", s.impl, p.Synced, tr.pods, p.Observed, p.Done, fmtBytes(float64(p.Heap)))
+	}
+	return out
+}
+
+// timeline converts samples to points in seconds since t0.
+func timeline(ss []sample, t0 time.Time) []timelinePoint {
+	out := make([]timelinePoint, 0, len(ss))
+	for _, s := range ss {
+		out = append(out, timelinePoint{T: float64(s.At-t0.UnixNano()) / 1e9, Synced: s.Synced, Observed: s.Observed,
+			Done: s.Done, Heap: s.Heap, RSS: s.RSS, CPU: s.CPU})
+	}
+	return out
 }
 
 func since(t time.Time) string { return time.Since(t).Truncate(time.Second).String() }
 
-// implResult assembles the report of one implementation after the check.
-func implResult(c config, index int, r *implRun, g *churner, chk checkResult, sr *scenarioReport, shared bool) implReport {
-	ir := implReport{Name: r.name, Scenario: index, Objects: chk.CacheObjects, Check: chk}
-	sync := r.syncedAt.Sub(r.startedAt).Seconds()
-	ir.InitialSyncSeconds = sync
-	if sync > 0 {
-		ir.InitialObjectsPerS = float64(c.pods) / sync
+// preencode makes the simulator encode every stored pod in contentType now,
+// by reading one full list and discarding it, so that the clients' initial
+// sync is served from ready bytes and the server's encoding CPU does not
+// overlap the client's measurement.
+func (t *simTarget) preencode(ctx context.Context, contentType string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.srv.URL()+"/api/v1/pods", nil)
+	if err != nil {
+		return err
 	}
-	ir.EventsObserved, ir.EventsObservedByH = r.observed()
-	ir.Deliveries = r.calls() - uint64(c.pods)*uint64(len(r.handlers))
-	var last int64
-	var hs []*histogram
-	for _, h := range r.handlers {
-		last = max(last, h.last.Load())
-		hs = append(hs, &h.lat)
+	req.Header.Set("Accept", apisim.ContentTypeJSON)
+	if contentType == "protobuf" {
+		req.Header.Set("Accept", apisim.ContentTypeProtobuf)
 	}
-	if last > 0 {
-		ir.DeliverySeconds = time.Unix(0, last).Sub(g.startedAt).Seconds()
-		if ir.DeliverySeconds > 0 {
-			ir.EventsPerSecond = float64(ir.EventsObserved) / ir.DeliverySeconds
-			ir.DeliveriesPerSecond = float64(ir.Deliveries) / ir.DeliverySeconds
-		}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
 	}
-	if last > 0 {
-		ir.CatchUpSeconds = max(0, time.Unix(0, last).Sub(g.stoppedAt).Seconds())
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("list: %s", resp.Status)
 	}
-	if len(hs) > 0 {
-		ir.Latency = latencyReport(merge(hs...))
-	}
-	ir.Reads = r.reads.Load()
-	if s := g.stoppedAt.Sub(g.startedAt).Seconds(); s > 0 {
-		ir.ReadsPerSecond = float64(ir.Reads) / s
-	}
-	ir.ProcessCPUSeconds = sr.CPUSeconds
-	ir.CPUShared = shared
-	if sr.CPUByLabel != nil {
-		ir.CPUSeconds = sr.CPUByLabel[r.name+"/informer"] + sr.CPUByLabel[r.name+"/reader"]
-		ir.CPUAttributed = true
-	} else {
-		ir.CPUSeconds = sr.CPUSeconds
-	}
-	ir.PeakHeapBytes, ir.PeakRSSBytes = sr.PeakHeapBytes, sr.PeakRSSBytes
-	ir.GCCount, ir.GCPauseSeconds = sr.GCCount, sr.GCPauseSeconds
-	if r.counts != nil {
-		v := func(a *atomic.Uint64) *uint64 { x := a.Load(); return &x }
-		ir.Overflow, ir.Coalesced, ir.Panics = v(&r.counts.overflow), v(&r.counts.coalesced), v(&r.counts.panics)
-		ir.Relists, ir.Dropped = v(&r.counts.relists), v(&r.counts.dropped)
-	}
-	return ir
-}
-
-// sampler records the timeline and drives the progress line.
-type sampler struct {
-	c     config
-	runs  []*implRun
-	pk    *peaks
-	start time.Time
-	prog  *progress
-
-	mu     sync.Mutex
-	phase  string
-	churn  *churner
-	pts    []timelinePoint
-	quit   chan struct{}
-	exited chan struct{}
-	once   sync.Once
-}
-
-func newSampler(c config, runs []*implRun, pk *peaks, start time.Time, prog *progress) *sampler {
-	return &sampler{c: c, runs: runs, pk: pk, start: start, prog: prog, quit: make(chan struct{}), exited: make(chan struct{})}
-}
-
-func (s *sampler) setPhase(p string, g *churner) {
-	s.mu.Lock()
-	s.phase, s.churn = p, g
-	s.mu.Unlock()
-}
-
-// run is the sampler goroutine; it exits on stop.
-func (s *sampler) run() {
-	defer close(s.exited)
-	// Timeline points every 500ms (the progress line prints at most every
-	// --progress); peaks every 100ms.
-	every := 500 * time.Millisecond
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	lastPoint := time.Time{}
-	for {
-		select {
-		case <-s.quit:
-			s.sample(true)
-			return
-		case now := <-tick.C:
-			s.pk.sample()
-			if now.Sub(lastPoint) >= every {
-				lastPoint = now
-				s.sample(false)
-			}
-		}
-	}
-}
-
-func (s *sampler) sample(final bool) {
-	heap, r := s.pk.sample()
-	s.mu.Lock()
-	p := timelinePoint{T: time.Since(s.start).Seconds(), Phase: s.phase, Heap: heap, RSS: r,
-		Calls: map[string]uint64{}, Observed: map[string]uint64{}, Synced: map[string]int{}}
-	if s.churn != nil {
-		p.Emitted = s.churn.emitted()
-	}
-	for _, run := range s.runs {
-		p.Calls[run.name] = run.calls()
-		p.Observed[run.name], _ = run.observed()
-		p.Synced[run.name] = run.syncedObjects()
-	}
-	var prev *timelinePoint
-	if len(s.pts) > 0 {
-		prev = &s.pts[len(s.pts)-1]
-	}
-	s.pts = append(s.pts, p)
-	s.mu.Unlock()
-	if final {
-		return
-	}
-	s.prog.update(func() string { return s.line(p, prev) })
-}
-
-func (s *sampler) line(p timelinePoint, prev *timelinePoint) string {
-	dt := 1.0
-	if prev != nil {
-		dt = max(p.T-prev.T, 1e-3)
-	}
-	rate := func(now, before uint64) float64 {
-		if prev == nil {
-			return 0
-		}
-		return float64(now-before) / dt
-	}
-	out := fmt.Sprintf("[%s %s]", p.Phase, time.Duration(p.T*1e9).Truncate(time.Second))
-	switch p.Phase {
-	case "sync":
-		for _, r := range s.runs {
-			out += fmt.Sprintf(" %s %d/%d", r.name, p.Synced[r.name], s.c.pods)
-		}
-	default:
-		var pe uint64
-		if prev != nil {
-			pe = prev.Emitted
-		}
-		out += fmt.Sprintf(" emitted %d (%s)", p.Emitted, fmtRate(rate(p.Emitted, pe)))
-		for _, r := range s.runs {
-			var po uint64
-			if prev != nil {
-				po = prev.Observed[r.name]
-			}
-			out += fmt.Sprintf(" | %s seen %d (%s) behind %d", r.name, p.Observed[r.name],
-				fmtRate(rate(p.Observed[r.name], po)), int64(p.Emitted)-int64(p.Observed[r.name]))
-		}
-	}
-	return out + fmt.Sprintf(" | heap %s rss %s", fmtBytes(float64(p.Heap)), fmtBytes(float64(p.RSS)))
-}
-
-func (s *sampler) stop() {
-	s.once.Do(func() { close(s.quit) })
-	<-s.exited
-}
-
-func (s *sampler) points() []timelinePoint {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.pts)
-}
-
-// progress writes one live line to stderr: rewritten in place on a terminal,
-// one line per update otherwise.
-type progress struct {
-	w       io.Writer
-	enabled bool
-	every   time.Duration
-	tty     bool
-	mu      sync.Mutex
-	last    time.Time
-	width   int
-}
-
-func newProgress(w io.Writer, every time.Duration) *progress {
-	p := &progress{w: w, enabled: every > 0, every: every}
-	if f, ok := w.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			p.tty = true
-		}
-	}
-	return p
-}
-
-// update prints line() at most every 200ms (terminal) or second (log).
-func (p *progress) update(line func() string) {
-	if !p.enabled {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	every := max(p.every, time.Second)
-	if p.tty {
-		every = min(p.every, 200*time.Millisecond)
-	}
-	if time.Since(p.last) < every {
-		return
-	}
-	p.last = time.Now()
-	l := line()
-	if p.tty {
-		pad := max(p.width-len(l), 0)
-		fmt.Fprintf(p.w, "\r%s%*s", l, pad, "")
-		p.width = len(l)
-	} else {
-		fmt.Fprintln(p.w, l)
-	}
-}
-
-// done ends the live line.
-func (p *progress) done() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.enabled && p.tty && p.width > 0 {
-		fmt.Fprintln(p.w)
-		p.width = 0
-	}
-	p.last = time.Time{}
+	_, err = io.Copy(io.Discard, resp.Body)
+	return err
 }

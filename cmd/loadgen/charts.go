@@ -1,0 +1,423 @@
+package main
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// chart is one chart of the HTML report, with its data and axes (ticks
+// included) computed here, so that the page only draws and the tests can
+// check every chart without a browser.
+type chart struct {
+	ID     string        `json:"id"`
+	Title  string        `json:"title"`
+	Kind   string        `json:"kind"` // "line" or "bars"
+	X      axis          `json:"x"`
+	Y      axis          `json:"y"`
+	Series []chartSeries `json:"series"` // kind line
+	Bars   []bar         `json:"bars"`   // kind bars
+	Note   string        `json:"note,omitempty"`
+}
+
+// axis is a chart axis: its range and round ticks. Unit tells the page how
+// to label ticks: "s", "bytes", "per_s", "count", "percent".
+type axis struct {
+	Label string    `json:"label"`
+	Unit  string    `json:"unit"`
+	Log   bool      `json:"log"`
+	Min   float64   `json:"min"`
+	Max   float64   `json:"max"`
+	Ticks []float64 `json:"ticks"`
+	// Labels are the ticks' labels, formatted in Unit.
+	Labels []string `json:"labels"`
+}
+
+type chartSeries struct {
+	Name   string       `json:"name"`
+	Impl   string       `json:"impl"` // colour key: an implementation or "churn"
+	Points [][2]float64 `json:"points"`
+}
+
+// bar is one bar: a median with its min–max whisker.
+type bar struct {
+	Name  string  `json:"name"`
+	Impl  string  `json:"impl"`
+	Value float64 `json:"value"`
+	Lo    float64 `json:"lo"`
+	Hi    float64 `json:"hi"`
+}
+
+// niceStep returns a round step (1, 2 or 5 × 10^k) near span/n.
+func niceStep(span float64, n int) float64 {
+	raw := span / float64(n)
+	if raw <= 0 || math.IsInf(raw, 0) || math.IsNaN(raw) {
+		return 1
+	}
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*mag >= raw {
+			return m * mag
+		}
+	}
+	return 10 * mag
+}
+
+// linearAxis sets a's range to round bounds around [lo, hi] and its ticks to
+// about five round values; byte axes step in round binary units (KiB, MiB,
+// GiB).
+func linearAxis(a axis, lo, hi float64) axis {
+	if hi <= lo {
+		hi = lo + 1
+	}
+	base := 1.0
+	if a.Unit == "bytes" {
+		for base*1024 <= hi {
+			base *= 1024
+		}
+	}
+	step := niceStep((hi-lo)/base, 5) * base
+	a.Min = math.Floor(lo/step) * step
+	a.Max = math.Ceil(hi/step) * step
+	a.Ticks = nil
+	for v := a.Min; v <= a.Max+step/2; v += step {
+		a.Ticks = append(a.Ticks, math.Round(v/step)*step)
+	}
+	return a
+}
+
+// logAxis sets a's range to whole decades around [lo, hi] (lo > 0), ticked
+// at each decade, and at 2× and 5× when the range spans fewer than three.
+func logAxis(a axis, lo, hi float64) axis {
+	a.Log = true
+	lo = math.Max(lo, 1e-9)
+	hi = math.Max(hi, lo)
+	e0, e1 := math.Floor(math.Log10(lo)), math.Ceil(math.Log10(hi))
+	if e1 == e0 {
+		e1++
+	}
+	a.Min, a.Max = math.Pow(10, e0), math.Pow(10, e1)
+	a.Ticks = nil
+	for e := e0; e <= e1; e++ {
+		d := math.Pow(10, e)
+		a.Ticks = append(a.Ticks, d)
+		if e1-e0 < 3 && e < e1 {
+			a.Ticks = append(a.Ticks, 2*d, 5*d)
+		}
+	}
+	return a
+}
+
+// bounds returns the range of the series' x and y values.
+func bounds(ss []chartSeries) (x0, x1, y0, y1 float64) {
+	x0, y0 = math.Inf(1), math.Inf(1)
+	x1, y1 = math.Inf(-1), math.Inf(-1)
+	for _, s := range ss {
+		for _, p := range s.Points {
+			x0, x1 = math.Min(x0, p[0]), math.Max(x1, p[0])
+			y0, y1 = math.Min(y0, p[1]), math.Max(y1, p[1])
+		}
+	}
+	if math.IsInf(x0, 1) {
+		return 0, 1, 0, 1
+	}
+	return x0, x1, y0, y1
+}
+
+// lineChart completes a line chart's axes from its series: linear from 0
+// unless log.
+func lineChart(c chart) chart {
+	c.Kind = "line"
+	x0, x1, y0, y1 := bounds(c.Series)
+	if c.X.Log {
+		c.X = logAxis(c.X, x0, x1)
+	} else {
+		c.X = linearAxis(c.X, math.Min(0, x0), x1)
+	}
+	if c.Y.Log {
+		c.Y = logAxis(c.Y, y0, y1)
+	} else {
+		c.Y = linearAxis(c.Y, math.Min(0, y0), y1)
+	}
+	c.Bars = []bar{}
+	return c
+}
+
+func barChart(c chart) chart {
+	c.Kind = "bars"
+	hi := 0.0
+	for _, b := range c.Bars {
+		hi = math.Max(hi, b.Hi)
+	}
+	c.Y = linearAxis(c.Y, 0, hi)
+	c.X.Ticks = []float64{}
+	c.Series = []chartSeries{}
+	return c
+}
+
+// medianRun returns impl's result at pods whose key figure is the median of
+// its runs, and the trial it belongs to.
+func (r *report) medianRun(impl string, pods int) (*implResult, *trialReport) {
+	type run struct {
+		res *implResult
+		t   *trialReport
+	}
+	var runs []run
+	for i := range r.Trials {
+		t := &r.Trials[i]
+		if t.Pods != pods {
+			continue
+		}
+		for j := range t.Results {
+			if t.Results[j].Impl == impl {
+				runs = append(runs, run{&t.Results[j], t})
+			}
+		}
+	}
+	if len(runs) == 0 {
+		return nil, nil
+	}
+	slices.SortStableFunc(runs, func(a, b run) int { return cmp.Compare(a.res.ReadySeconds, b.res.ReadySeconds) })
+	m := runs[(len(runs)-1)/2]
+	return m.res, m.t
+}
+
+// rates resamples a cumulative count (points t, count) into a rate per
+// window of w seconds on [from, to): only whole windows with samples at
+// both ends, so the line does not fall to zero at a partial last window.
+func rates(pts [][2]float64, from, to, w float64) [][2]float64 {
+	if len(pts) < 2 {
+		return nil
+	}
+	at := func(t float64) float64 { // linear interpolation of the count at t
+		i, _ := slices.BinarySearchFunc(pts, t, func(p [2]float64, t float64) int { return cmp.Compare(p[0], t) })
+		switch {
+		case i == 0:
+			return pts[0][1]
+		case i >= len(pts):
+			return pts[len(pts)-1][1]
+		}
+		a, b := pts[i-1], pts[i]
+		if b[0] == a[0] {
+			return b[1]
+		}
+		return a[1] + (b[1]-a[1])*(t-a[0])/(b[0]-a[0])
+	}
+	to = math.Min(to, pts[len(pts)-1][0])
+	from = math.Max(from, pts[0][0])
+	var out [][2]float64
+	for t := from; t+w <= to+1e-9; t += w {
+		out = append(out, [2]float64{t + w - from, (at(t+w) - at(t)) / w})
+	}
+	return out
+}
+
+// windowFor returns the rate window for a span of s seconds: 1 s, shorter
+// for short spans (at least two sampling periods), longer beyond 200 s.
+func windowFor(s float64) float64 {
+	return math.Max(0.2, math.Min(math.Max(1, s/200), s/10))
+}
+
+// charts builds the report's charts.
+func (r *report) charts() []chart {
+	out := []chart{}
+	if len(r.Figures) == 0 {
+		return out
+	}
+	pods := r.Figures[0].Pods
+	ctl := r.Scenario != scenarioInformer
+	size := fmtCount(pods) + " pods"
+
+	// Initial sync, median run of each implementation.
+	sync := chart{ID: "sync", Title: "Initial sync (median run by time to ready), " + size,
+		X: axis{Label: "seconds since the informer started", Unit: "s"}, Y: axis{Label: "objects", Unit: "count"}}
+	throughput := chart{ID: "throughput", Title: "Throughput during and after the churn (median run)",
+		X: axis{Label: "seconds since the churn started", Unit: "s"}, Y: axis{Label: "per second", Unit: "per_s"}}
+	heapT := chart{ID: "heap_timeline", Title: "Heap of the implementation's process over time (median run)",
+		X: axis{Label: "seconds since the informer started", Unit: "s"}, Y: axis{Label: "heap objects", Unit: "bytes"}}
+	for _, impl := range r.Settings.Impls {
+		res, t := r.medianRun(impl, pods)
+		if res == nil {
+			continue
+		}
+		var synced, done, heap, counts [][2]float64
+		for _, p := range res.Timeline {
+			if p.T <= res.ReadyAt+0.05 {
+				synced = append(synced, [2]float64{p.T, float64(p.Synced)})
+				done = append(done, [2]float64{p.T, float64(p.Done)})
+			}
+			heap = append(heap, [2]float64{p.T, float64(p.Heap)})
+			c := p.Observed
+			if ctl {
+				c = p.Done
+			}
+			counts = append(counts, [2]float64{p.T, float64(c)})
+		}
+		name := impl + " handled"
+		if ctl {
+			name = impl + " notified"
+		}
+		sync.Series = append(sync.Series, chartSeries{Name: name, Impl: impl, Points: synced})
+		if ctl {
+			sync.Series = append(sync.Series, chartSeries{Name: impl + " reconciled", Impl: impl, Points: done})
+		}
+		what := " events seen/s"
+		if ctl {
+			what = " reconciles/s"
+		}
+		w := windowFor(res.Timeline[len(res.Timeline)-1].T - t.ChurnStart)
+		throughput.Series = append(throughput.Series, chartSeries{Name: impl + what, Impl: impl,
+			Points: rates(counts, t.ChurnStart, math.Inf(1), w)})
+		var em [][2]float64
+		for _, e := range t.Emitted {
+			em = append(em, [2]float64{e.T, float64(e.Emitted)})
+		}
+		if ch := rates(em, t.ChurnStart, t.ChurnEnd, w); len(ch) > 0 && (impl == r.Settings.Impls[0] || t.Mode == modeProcess) {
+			throughput.Series = append(throughput.Series, chartSeries{Name: "churn writes/s (" + impl + "'s run)", Impl: "churn", Points: ch})
+		}
+		if res.CPUScope == cpuScopeProcess {
+			heapT.Series = append(heapT.Series, chartSeries{Name: impl, Impl: impl, Points: heap})
+		}
+	}
+	out = append(out, lineChart(sync), lineChart(throughput))
+
+	// Latency distributions, every run merged.
+	cdf := func(id, title string, get func(*implResult) *latencyRep) {
+		c := chart{ID: id, Title: title + ", " + size + ", all runs", X: axis{Label: "seconds (log scale)", Unit: "s", Log: true},
+			Y: axis{Label: "% of changes at or below", Unit: "percent"}}
+		for _, impl := range r.Settings.Impls {
+			byLe := map[float64]uint64{}
+			var n uint64
+			for _, res := range r.results(impl, pods) {
+				if l := get(res); l != nil {
+					for _, b := range l.Buckets {
+						byLe[b.Le] += b.Count
+						n += b.Count
+					}
+				}
+			}
+			if n == 0 {
+				continue
+			}
+			les := slices.Sorted(func(yield func(float64) bool) {
+				for le := range byLe {
+					if !yield(le) {
+						return
+					}
+				}
+			})
+			var cum uint64
+			s := chartSeries{Name: impl, Impl: impl}
+			for _, le := range les {
+				cum += byLe[le]
+				s.Points = append(s.Points, [2]float64{le, 100 * float64(cum) / float64(n)})
+			}
+			c.Series = append(c.Series, s)
+		}
+		if len(c.Series) > 0 {
+			c = lineChart(c)
+			c.Y = axis{Label: c.Y.Label, Unit: "percent", Min: 0, Max: 100, Ticks: []float64{0, 25, 50, 75, 90, 100}}
+			out = append(out, c)
+		}
+	}
+	if ctl {
+		cdf("latency", "Reconcile start latency after a change (cumulative)", func(r *implResult) *latencyRep { return &r.Latency })
+		cdf("freshness", "Cache freshness: change → in the cache (cumulative)", func(r *implResult) *latencyRep { return r.Freshness })
+	} else {
+		cdf("latency", "Delivery latency: change → handler (cumulative)", func(r *implResult) *latencyRep { return &r.Latency })
+	}
+
+	// Per-implementation resources: bars with min–max.
+	for _, key := range []string{"retained_heap_bytes", "cpu_seconds"} {
+		for _, f := range r.Figures {
+			if f.Key != key {
+				continue
+			}
+			c := chart{ID: key, Title: f.Label + ", " + size + " (median, min–max)", Y: axis{Label: f.Label, Unit: f.Unit}}
+			for _, impl := range r.Settings.Impls {
+				if s, ok := f.Values[impl]; ok {
+					c.Bars = append(c.Bars, bar{Name: impl, Impl: impl, Value: s.Median, Lo: s.Min, Hi: s.Max})
+				}
+			}
+			out = append(out, barChart(c))
+		}
+	}
+	if len(heapT.Series) > 0 {
+		out = append(out, lineChart(heapT))
+	}
+
+	// Scale: how each figure grows with the object count.
+	if len(r.Scale) > 1 {
+		for i, f := range r.Scale[0].Figures {
+			c := chart{ID: "scale_" + f.Key, Title: f.Label + " by object count",
+				X: axis{Label: "pods (log scale)", Unit: "count", Log: true}, Y: axis{Label: f.Label + " (log scale)", Unit: f.Unit, Log: true}}
+			for _, impl := range r.Settings.Impls {
+				s := chartSeries{Name: impl, Impl: impl}
+				for _, p := range r.Scale {
+					if i < len(p.Figures) {
+						if v, ok := p.Figures[i].Values[impl]; ok && v.Median > 0 {
+							s.Points = append(s.Points, [2]float64{float64(p.Pods), v.Median})
+						}
+					}
+				}
+				if len(s.Points) > 0 {
+					c.Series = append(c.Series, s)
+				}
+			}
+			if len(c.Series) > 0 {
+				out = append(out, lineChart(c))
+			}
+		}
+	}
+	for i := range out {
+		c := &out[i]
+		c.Series = slices.DeleteFunc(c.Series, func(s chartSeries) bool { return len(s.Points) == 0 })
+		if c.Bars == nil {
+			c.Bars = []bar{}
+		}
+		for _, a := range []*axis{&c.X, &c.Y} {
+			a.Labels = []string{}
+			for _, t := range a.Ticks {
+				a.Labels = append(a.Labels, tickLabel(a.Unit, t))
+			}
+		}
+	}
+	return out
+}
+
+// tickLabel formats a tick value in unit (the page has the same rules).
+func tickLabel(unit string, v float64) string {
+	switch unit {
+	case "percent":
+		return fmt.Sprintf("%g%%", v)
+	case "count":
+		return fmtCount(int(v))
+	case "per_s":
+		if v >= 1000 {
+			return fmt.Sprintf("%gk/s", v/1000)
+		}
+		return fmt.Sprintf("%g/s", v)
+	case "s":
+		switch {
+		case v == 0:
+			return "0"
+		case v < 1e-3:
+			return fmt.Sprintf("%gµs", math.Round(v*1e9)/1e3)
+		case v < 1:
+			return fmt.Sprintf("%gms", math.Round(v*1e6)/1e3)
+		}
+		return fmt.Sprintf("%gs", v)
+	case "bytes":
+		for _, u := range []struct {
+			n    float64
+			name string
+		}{{1 << 30, "GiB"}, {1 << 20, "MiB"}, {1 << 10, "KiB"}} {
+			if v >= u.n {
+				return fmt.Sprintf("%g %s", math.Round(v/u.n*100)/100, u.name)
+			}
+		}
+		return fmt.Sprintf("%g B", v)
+	}
+	return fmtValue(unit, v)
+}

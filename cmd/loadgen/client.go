@@ -1,0 +1,482 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime/pprof"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// childFlag, as the first argument, makes loadgen run one implementation
+// under test for a parent loadgen: spec on stdin, commands after it, messages
+// on stdout (JSON lines). It is not a user flag and not in --help.
+const childFlag = "--internal-child"
+
+// Messages from an implementation under test to the parent.
+const (
+	msgSample    = "sample"     // Sample: a timeline point
+	msgSynced    = "synced"     // At: the informer and its handlers synced
+	msgReady     = "ready"      // At: every initial object handled (reconciled once)
+	msgWantState = "want-state" // the client needs the server's state to check against
+	msgCaughtUp  = "caught-up"  // Check: the check ended (passed or timed out); measurements taken
+	msgResult    = "result"     // Result: the implementation's figures, after its heap was measured
+	msgMetrics   = "metrics"    // URL: the metrics endpoint serves
+	msgError     = "error"      // Error: the client failed
+	msgExit      = "exit"       // added by the parent: the client's process or goroutine ended
+)
+
+// Commands from the parent.
+const (
+	cmdChurnStart = "churn-start" // At: when the churn started
+	cmdChurnEnd   = "churn-end"   // At: when it ended
+	cmdState      = "state"       // State, Final
+	cmdFinish     = "finish"      // Deletes: measure the heap, send the result
+)
+
+type message struct {
+	Type   string       `json:"type"`
+	At     int64        `json:"at,omitempty"` // unix nanos
+	Sample *sample      `json:"sample,omitempty"`
+	Check  *checkResult `json:"check,omitempty"`
+	Result *implResult  `json:"result,omitempty"`
+	URL    string       `json:"url,omitempty"`
+	Error  string       `json:"error,omitempty"`
+}
+
+type command struct {
+	Cmd   string            `json:"cmd"`
+	At    int64             `json:"at,omitempty"`
+	State map[string]string `json:"state,omitempty"` // key → resourceVersion on the server
+	// Final: the state will not change any more (nothing writes after the
+	// churn), so the client re-checks against it instead of asking again.
+	Final bool `json:"final,omitempty"`
+	// Deletes: key → emission stamp (unix nanos) of every churn delete.
+	Deletes map[string]int64 `json:"deletes,omitempty"`
+	// Emitted: churn-end: the number of churn writes.
+	Emitted uint64 `json:"emitted,omitempty"`
+}
+
+// sample is one point of an implementation's timeline.
+type sample struct {
+	At       int64   `json:"at"`       // unix nanos
+	Synced   int     `json:"synced"`   // initial objects handled
+	Observed uint64  `json:"observed"` // churn events seen (fewest over handlers)
+	Done     uint64  `json:"done"`     // reconciles (controller) or handler calls (informer)
+	Heap     uint64  `json:"heap"`     // process heap objects, bytes
+	RSS      uint64  `json:"rss"`      // process resident set, bytes
+	CPU      float64 `json:"cpu"`      // process CPU seconds since the client started
+}
+
+// serveClient runs one implementation under test through its phases,
+// driven by cmds and reporting through emit: start, sync, churn (readers),
+// catch-up and check against the state the parent sends, then, on finish,
+// the figures and the retained heap. It returns after the result was emitted
+// and every goroutine it started has exited.
+func serveClient(ctx context.Context, sp spec, reg prometheus.Registerer, cmds <-chan command, emit func(message)) (err error) {
+	c, err := newClient(sp, reg)
+	if err != nil {
+		return err
+	}
+	defer c.unregister(reg)
+	running := true
+	defer func() {
+		if running {
+			c.stop()
+		}
+	}()
+	var pk peaks
+	cpu0 := cpuTime()
+	gc0, pause0 := gcStats()
+	smp := startSampler(c, &pk, cpu0, emit)
+	defer smp.stop()
+	c.start(ctx)
+
+	wait := func(want string) (command, error) {
+		for {
+			select {
+			case <-ctx.Done():
+				return command{}, ctx.Err()
+			case cmd, ok := <-cmds:
+				if !ok {
+					return command{}, errors.New("parent went away")
+				}
+				if cmd.Cmd == want {
+					return cmd, nil
+				}
+				return command{}, fmt.Errorf("got command %q, want %q", cmd.Cmd, want)
+			}
+		}
+	}
+
+	sentSynced := false
+	for !c.ready() {
+		if !sentSynced && c.synced() {
+			sentSynced = true
+			emit(message{Type: msgSynced, At: c.syncedAt.UnixNano()})
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	if !sentSynced {
+		emit(message{Type: msgSynced, At: c.syncedAt.UnixNano()})
+	}
+	cpuReady := cpuTime()
+	emit(message{Type: msgReady, At: c.readyAt.UnixNano()})
+
+	start, err := wait(cmdChurnStart)
+	if err != nil {
+		return err
+	}
+	if sp.Readers > 0 {
+		nss := make([]string, sp.Namespaces)
+		for i := range nss {
+			nss[i] = namespaceName(sp.Endpoint, i, sp.Namespaces)
+		}
+		c.startReaders(ctx, sp.Readers, nss, sp.Seed)
+	}
+	end, err := wait(cmdChurnEnd)
+	if err != nil {
+		return err
+	}
+	c.stopReaders()
+
+	// Catch up and check. The check reads the whole cache, so it runs once
+	// the cheap counters say the client is done, and the CPU and time of
+	// the check that passes are not counted.
+	var chk checkResult
+	deadline := time.Now().Add(sp.Quiesce)
+	c.awaitQuiet(ctx, end.Emitted, deadline)
+	var want map[string]string
+	final := false
+	var cpuEnd time.Duration
+	for {
+		if !final {
+			emit(message{Type: msgWantState})
+			st, err := wait(cmdState)
+			if err != nil {
+				return err
+			}
+			want, final = st.State, st.Final
+		}
+		cpuEnd = cpuTime()
+		chk = check(c, want)
+		if chk.Pass {
+			break
+		}
+		if time.Now().After(deadline) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	gc1, pause1 := gcStats()
+	smp.stop()
+	emit(message{Type: msgCaughtUp, Check: &chk})
+
+	fin, err := wait(cmdFinish)
+	if err != nil {
+		return err
+	}
+	res := c.result(chk, time.Unix(0, start.At), time.Unix(0, end.At), fin.Deletes)
+	res.CPUSeconds, res.SyncCPUSeconds = (cpuEnd - cpu0).Seconds(), (cpuReady - cpu0).Seconds()
+	res.PeakHeapBytes, res.PeakRSSBytes = pk.get()
+	res.GCCount, res.GCPauseSeconds = gc1-gc0, (pause1 - pause0).Seconds()
+	res.ProfileDir = sp.ProfileDir
+	running = false
+	c.measureRetained(&res, reg)
+	emit(message{Type: msgResult, Result: &res})
+	return nil
+}
+
+// awaitQuiet waits until the client has seen emitted churn events and,
+// with a controller, its queue is empty, or until nothing new was seen for
+// half a second (coalesced notifications never add up to emitted), or the
+// deadline.
+func (c *client) awaitQuiet(ctx context.Context, emitted uint64, deadline time.Time) {
+	last, since := uint64(0), time.Now()
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		seen, _ := c.observed()
+		if seen >= emitted && (c.ctl == nil || c.ctl.queue.Len() == 0) {
+			return
+		}
+		if seen != last {
+			last, since = seen, time.Now()
+		} else if time.Since(since) > 500*time.Millisecond {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// measureRetained stops the client and measures what it held: loadgen's
+// own per-key bookkeeping first, then the informer (with queue) as the live
+// heap it takes with it when dropped.
+func (c *client) measureRetained(res *implResult, reg prometheus.Registerer) {
+	h0 := liveHeap()
+	for _, h := range c.handlers {
+		h.rv.release()
+	}
+	if c.ctl != nil {
+		c.ctl.reconciled.release()
+		c.ctl.pending.release()
+	}
+	h1 := liveHeap()
+	res.BookkeepingBytes = sub(h0, h1)
+	c.stop()
+	c.unregister(reg) // the collectors hold the informer
+	c.inf, c.ours, c.regs, c.handlers, c.ctl, c.cs = nil, nil, nil, nil, nil, nil
+	res.RetainedHeapBytes = sub(h1, liveHeap())
+	if res.Objects > 0 {
+		res.HeapBytesPerObject = float64(res.RetainedHeapBytes) / float64(res.Objects)
+	}
+}
+
+func (c *client) unregister(reg prometheus.Registerer) {
+	for _, col := range c.collectors {
+		reg.Unregister(col)
+	}
+	c.collectors = nil
+}
+
+func sub(a, b uint64) uint64 {
+	if a > b {
+		return a - b
+	}
+	return 0
+}
+
+// sampler emits a timeline point every 100ms and tracks the process's peaks.
+type sampler struct {
+	quit, exited chan struct{}
+	once         sync.Once
+}
+
+func startSampler(c *client, pk *peaks, cpu0 time.Duration, emit func(message)) *sampler {
+	s := &sampler{quit: make(chan struct{}), exited: make(chan struct{})}
+	point := func() {
+		heap, rss := pk.sample()
+		obs, _ := c.observed()
+		done := c.reconciles()
+		if c.ctl == nil {
+			done = c.calls()
+		}
+		emit(message{Type: msgSample, Sample: &sample{At: time.Now().UnixNano(), Synced: c.syncedObjects(),
+			Observed: obs, Done: done, Heap: heap, RSS: rss, CPU: (cpuTime() - cpu0).Seconds()}})
+	}
+	go func() { // the client's sampler goroutine; stop waits for it
+		defer close(s.exited)
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-s.quit:
+				point()
+				return
+			case <-tick.C:
+				point()
+			}
+		}
+	}()
+	return s
+}
+
+func (s *sampler) stop() {
+	s.once.Do(func() { close(s.quit) })
+	<-s.exited
+}
+
+// childMain is a child process's main: one implementation under test,
+// alone in its process, driven over stdin and stdout.
+func childMain() int {
+	in := bufio.NewReaderSize(os.Stdin, 1<<20)
+	dec := json.NewDecoder(in)
+	var sp spec
+	if err := dec.Decode(&sp); err != nil {
+		fmt.Fprintln(os.Stderr, "loadgen child: read spec:", err)
+		return 2
+	}
+	var mu sync.Mutex
+	enc := json.NewEncoder(os.Stdout)
+	emit := func(m message) {
+		mu.Lock()
+		defer mu.Unlock()
+		_ = enc.Encode(m)
+	}
+	fail := func(err error) int {
+		emit(message{Type: msgError, Error: err.Error()})
+		return 1
+	}
+	if err := setWatchList(sp.WatchList); err != nil {
+		return fail(err)
+	}
+	defaultMemoryLimit()
+	if sp.Profile != "" {
+		stop, err := startProfile(sp.Profile, sp.ProfileDir)
+		if err != nil {
+			return fail(err)
+		}
+		defer stop()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var reg *prometheus.Registry
+	if sp.MetricsAddr != "" {
+		var stop func()
+		var url string
+		var err error
+		reg, url, stop, err = serveMetrics(sp.MetricsAddr, nil, os.Stderr)
+		if err != nil {
+			return fail(err)
+		}
+		defer stop()
+		emit(message{Type: msgMetrics, URL: url})
+	}
+	cmds := make(chan command, 4)
+	go func() { // reads the parent's commands; the parent closing stdin ends the run
+		defer close(cmds)
+		for {
+			var cmd command
+			if err := dec.Decode(&cmd); err != nil {
+				if !errors.Is(err, io.EOF) {
+					fmt.Fprintln(os.Stderr, "loadgen child: read command:", err)
+				}
+				cancel()
+				return
+			}
+			cmds <- cmd
+		}
+	}()
+	var regr prometheus.Registerer
+	if reg != nil {
+		regr = reg
+	}
+	var err error
+	pprof.Do(ctx, pprof.Labels("impl", sp.Impl, "role", "client"), func(ctx context.Context) {
+		err = serveClient(ctx, sp, regr, cmds, emit)
+	})
+	if err != nil {
+		return fail(err)
+	}
+	return 0
+}
+
+// side is the parent's handle on one implementation under test, in a child
+// process or on goroutines of this process.
+type side struct {
+	impl string
+	send func(command) error
+	// closeIn ends the command stream (a child's stdin).
+	closeIn func()
+
+	samples          []sample
+	synced, ready    int64
+	caughtUp, exited bool
+	check            *checkResult
+	result           *implResult
+	metricsURL       string
+}
+
+// sideMsg is a message from side i.
+type sideMsg struct {
+	i int
+	m message
+}
+
+// spawnSide starts sp in a child process (this binary with childFlag); its
+// messages go to out, its stderr to stderr. The reading goroutine sends a
+// final msgExit after the process has exited.
+func spawnSide(ctx context.Context, i int, sp spec, out chan<- sideMsg, stderr io.Writer) (*side, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, exe, childFlag)
+	cmd.Stderr = stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s process: %w", sp.Impl, err)
+	}
+	var mu sync.Mutex
+	enc := json.NewEncoder(stdin)
+	s := &side{impl: sp.Impl,
+		send: func(c command) error {
+			mu.Lock()
+			defer mu.Unlock()
+			return enc.Encode(c)
+		},
+		closeIn: func() { _ = stdin.Close() },
+	}
+	go func() { // reads the child's messages until it exits
+		dec := json.NewDecoder(bufio.NewReaderSize(stdout, 1<<16))
+		for {
+			var m message
+			if err := dec.Decode(&m); err != nil {
+				break
+			}
+			out <- sideMsg{i, m}
+		}
+		exit := message{Type: msgExit}
+		if err := cmd.Wait(); err != nil {
+			exit.Error = fmt.Sprintf("%s process: %v", sp.Impl, err)
+		}
+		out <- sideMsg{i, exit}
+	}()
+	mu.Lock()
+	err = enc.Encode(sp)
+	mu.Unlock()
+	if err != nil {
+		return nil, fmt.Errorf("send spec to the %s process: %w", sp.Impl, err)
+	}
+	return s, nil
+}
+
+// inProcessSide runs sp on goroutines of this process, labelled
+// impl=<name>; reg receives its metrics.
+func inProcessSide(ctx context.Context, i int, sp spec, reg prometheus.Registerer, out chan<- sideMsg) *side {
+	cmds := make(chan command, 4)
+	var once sync.Once
+	s := &side{impl: sp.Impl,
+		send: func(c command) error {
+			select {
+			case cmds <- c:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		},
+		closeIn: func() { once.Do(func() { close(cmds) }) },
+	}
+	pprof.Do(ctx, pprof.Labels("impl", sp.Impl, "role", "client"), func(ctx context.Context) {
+		go func() { // the in-process client's goroutine
+			err := serveClient(ctx, sp, reg, cmds, func(m message) { out <- sideMsg{i, m} })
+			exit := message{Type: msgExit}
+			if err != nil {
+				exit.Error = fmt.Sprintf("%s: %v", sp.Impl, err)
+			}
+			out <- sideMsg{i, exit}
+		}()
+	})
+	return s
+}

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"time"
+)
+
+// CPU scopes of an implementation's CPU figure.
+const (
+	cpuScopeProcess = "process" // its own process: user+system CPU (getrusage)
+	cpuScopeLabel   = "label"   // side by side: CPU profile samples of its goroutines
+	cpuScopeShared  = "shared"  // side by side without a profile: not separable (0)
+)
+
+// implResult is one implementation's figures from one trial. Durations are
+// seconds, sizes bytes.
+type implResult struct {
+	Impl    string `json:"impl"`
+	Decoder string `json:"decoder"`         // decoder of its ListerWatcher: "client-go" or "wire"
+	Queue   string `json:"queue,omitempty"` // controller: its work queue
+	Objects int    `json:"objects"`         // cached at the end
+	// Sync: from the informer's start until it and its handlers reported
+	// HasSynced; ready: until every initial object was handled (controller:
+	// reconciled once). SyncedAt and ReadyAt are the same instants in
+	// seconds since the trial started.
+	InitialSyncSeconds      float64 `json:"initial_sync_seconds"`
+	ReadySeconds            float64 `json:"ready_seconds"`
+	InitialObjectsPerSecond float64 `json:"initial_objects_per_second"` // initial objects / ready_seconds
+	SyncedAt                float64 `json:"synced_at"`
+	ReadyAt                 float64 `json:"ready_at"`
+	// Churn. EventsObserved is the fewest churn events any handler saw
+	// (controller: notifications of churn changes).
+	EventsObserved          uint64   `json:"events_observed"`
+	EventsObservedByHandler []uint64 `json:"events_observed_by_handler"`
+	// Informer scenario: handler calls after the initial list, and rates over
+	// churn start → last delivery.
+	Deliveries          uint64  `json:"deliveries"`
+	EventsPerSecond     float64 `json:"events_per_second"`
+	DeliveriesPerSecond float64 `json:"deliveries_per_second"`
+	// Controller: every reconcile; those that took a churn change (several
+	// changes of one key waiting in the queue make one); their rate over
+	// churn start → the last of them; status patches (real cluster).
+	Reconciles          uint64  `json:"reconciles"`
+	ChurnReconciles     uint64  `json:"churn_reconciles"`
+	ReconcilesPerSecond float64 `json:"reconciles_per_second"`
+	StatusPatches       uint64  `json:"status_patches"`
+	StatusPatchErrors   uint64  `json:"status_patch_errors"`
+	// CatchUpSeconds: churn end → the last churn change handled.
+	CatchUpSeconds float64 `json:"catch_up_seconds"`
+	// Latency: controller: a change's emission → the start of the reconcile
+	// that took it (the oldest waiting change of the key); informer: emission
+	// → handler call. Freshness (controller): emission → the handler was
+	// notified, when the cache already holds the change.
+	Latency   latencyRep  `json:"latency"`
+	Freshness *latencyRep `json:"freshness,omitempty"`
+	Reads     uint64      `json:"reads"`
+	ReadsPerS float64     `json:"reads_per_second"`
+	// CPU from the informer's start until it had caught up, the final
+	// check's own reading of the cache excluded (SyncCPU: to ready); see
+	// CPUScope.
+	CPUSeconds     float64 `json:"cpu_seconds"`
+	SyncCPUSeconds float64 `json:"sync_cpu_seconds"`
+	CPUScope       string  `json:"cpu_scope"`
+	// Process peaks and GC over the same span: the implementation's own in
+	// its process, shared side by side.
+	PeakHeapBytes  uint64  `json:"peak_heap_bytes"`
+	PeakRSSBytes   uint64  `json:"peak_rss_bytes"`
+	GCCount        uint32  `json:"gc_count"`
+	GCPauseSeconds float64 `json:"gc_pause_seconds"`
+	// Retained heap: live heap before minus after stopping and dropping the
+	// informer (and queue); loadgen's own per-key bookkeeping is released
+	// first and reported apart.
+	RetainedHeapBytes  uint64  `json:"retained_heap_bytes"`
+	HeapBytesPerObject float64 `json:"heap_bytes_per_object"`
+	BookkeepingBytes   uint64  `json:"bookkeeping_bytes"`
+	// Pipeline counters (shardinformer only, from its Observer).
+	Overflow   *uint64         `json:"overflow,omitempty"`
+	Coalesced  *uint64         `json:"coalesced,omitempty"`
+	Panics     *uint64         `json:"panics,omitempty"`
+	Relists    *uint64         `json:"relists,omitempty"`
+	Dropped    *uint64         `json:"dropped,omitempty"`
+	Check      checkResult     `json:"check"`
+	ProfileDir string          `json:"profile_dir,omitempty"`
+	Timeline   []timelinePoint `json:"timeline"`
+}
+
+// timelinePoint is one sample of an implementation, in seconds since its
+// trial started.
+type timelinePoint struct {
+	T        float64 `json:"t"`
+	Synced   int     `json:"synced"`
+	Observed uint64  `json:"observed"`
+	Done     uint64  `json:"done"` // reconciles or handler calls
+	Heap     uint64  `json:"heap_bytes"`
+	RSS      uint64  `json:"rss_bytes"`
+	CPU      float64 `json:"cpu_seconds"`
+}
+
+// emittedPoint is the churn writer's count at T seconds since the trial started.
+type emittedPoint struct {
+	T       float64 `json:"t"`
+	Emitted uint64  `json:"emitted"`
+}
+
+type latencyRep struct {
+	Count   uint64      `json:"count"`
+	Mean    float64     `json:"mean"`
+	P50     float64     `json:"p50"`
+	P90     float64     `json:"p90"`
+	P99     float64     `json:"p99"`
+	P999    float64     `json:"p999"`
+	Max     float64     `json:"max"`
+	Buckets []bucketRep `json:"buckets"` // non-empty histogram buckets
+}
+
+type bucketRep struct {
+	Le    float64 `json:"le"` // upper bound, seconds
+	Count uint64  `json:"count"`
+}
+
+func latencyReport(s snapshot) latencyRep {
+	r := latencyRep{Count: s.n, Mean: s.mean().Seconds(), P50: s.quantile(.5).Seconds(), P90: s.quantile(.9).Seconds(),
+		P99: s.quantile(.99).Seconds(), P999: s.quantile(.999).Seconds(), Max: time.Duration(s.max).Seconds(),
+		Buckets: []bucketRep{}}
+	for b, c := range s.counts {
+		if c > 0 {
+			_, hi := bucketBounds(b)
+			r.Buckets = append(r.Buckets, bucketRep{Le: float64(hi+1) / 1e9, Count: c})
+		}
+	}
+	return r
+}
+
+// result assembles c's figures after the check; deletes are the churn
+// writer's delete stamps, joined with the delete notifications.
+func (c *client) result(chk checkResult, churnStart, churnEnd time.Time, deletes map[string]int64) implResult {
+	r := implResult{Impl: c.sp.Impl, Decoder: c.decoder, Queue: c.queue, Objects: chk.CacheObjects, Check: chk,
+		CPUScope: cpuScopeProcess, EventsObservedByHandler: []uint64{}}
+	r.InitialSyncSeconds = c.syncedAt.Sub(c.startedAt).Seconds()
+	r.ReadySeconds = c.readyAt.Sub(c.startedAt).Seconds()
+	if r.ReadySeconds > 0 {
+		r.InitialObjectsPerSecond = float64(c.sp.Pods) / r.ReadySeconds
+	}
+	r.EventsObserved, r.EventsObservedByHandler = c.observed()
+	var last int64
+	if ctl := c.ctl; ctl != nil {
+		ctl.deleteRec.join(deletes, &ctl.latency)
+		ctl.deletes.join(deletes, &ctl.freshness)
+		r.Latency = latencyReport(merge(&ctl.latency))
+		fr := latencyReport(merge(&ctl.freshness))
+		r.Freshness = &fr
+		r.Reconciles, r.ChurnReconciles = ctl.reconciles.Load(), ctl.changes.Load()
+		r.StatusPatches, r.StatusPatchErrors = ctl.patches.Load(), ctl.patchErrors.Load()
+		last = ctl.lastChange.Load()
+		if span := time.Unix(0, last).Sub(churnStart).Seconds(); last > 0 && span > 0 {
+			r.ReconcilesPerSecond = float64(r.ChurnReconciles) / span
+		}
+	} else {
+		var hs []*histogram
+		for _, h := range c.handlers {
+			h.deletes.join(deletes, &h.lat)
+			last = max(last, h.last.Load())
+			hs = append(hs, &h.lat)
+		}
+		if len(hs) > 0 {
+			r.Latency = latencyReport(merge(hs...))
+		} else {
+			r.Latency = latencyReport(merge(new(histogram)))
+		}
+		r.Deliveries = c.calls() - uint64(c.sp.Pods)*uint64(len(c.handlers))
+		if span := time.Unix(0, last).Sub(churnStart).Seconds(); last > 0 && span > 0 {
+			r.EventsPerSecond = float64(r.EventsObserved) / span
+			r.DeliveriesPerSecond = float64(r.Deliveries) / span
+		}
+	}
+	if last > 0 {
+		r.CatchUpSeconds = max(0, time.Unix(0, last).Sub(churnEnd).Seconds())
+	}
+	r.Reads = c.reads.Load()
+	if s := churnEnd.Sub(churnStart).Seconds(); s > 0 {
+		r.ReadsPerS = float64(r.Reads) / s
+	}
+	if c.counts != nil {
+		v := func(a interface{ Load() uint64 }) *uint64 { x := a.Load(); return &x }
+		r.Overflow, r.Coalesced, r.Panics = v(&c.counts.overflow), v(&c.counts.coalesced), v(&c.counts.panics)
+		r.Relists, r.Dropped = v(&c.counts.relists), v(&c.counts.dropped)
+	}
+	return r
+}
