@@ -111,3 +111,7 @@ func collect(t testing.TB, w watch.Interface, n int) []watch.Event {
 func ctx(t testing.TB) context.Context { return t.Context() }
 
 var _ runtime.Object = (*corev1.Pod)(nil)
+
+type kubernetesClientset = kubernetes.Clientset
+
+func newClientset(cfg *rest.Config) (*kubernetes.Clientset, error) { return kubernetes.NewForConfig(cfg) }

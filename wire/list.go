@@ -148,6 +148,7 @@ type listBuilder struct {
 	listMeta         metav1.ListMeta
 	object           map[string]any // unstructured: the list's members but items
 	itemsPresent     bool
+	kindChecked      bool // the JSON handler's Kind has run
 
 	pool     *ordered.Pool[[]byte, itemResult]
 	halt     chan struct{} // closed to stop the pool
@@ -319,6 +320,7 @@ func (h *protoListHandler) Item(b []byte) error    { return (*listBuilder)(h).ad
 type jsonListHandler listBuilder
 
 func (h *jsonListHandler) Kind(apiVersion, kind string) error {
+	h.kindChecked = true
 	if !(*listBuilder)(h).kindOK(apiVersion, kind) {
 		return jsonwire.ErrDecline
 	}
@@ -326,6 +328,21 @@ func (h *jsonListHandler) Kind(apiVersion, kind string) error {
 }
 
 func (h *jsonListHandler) Member(key string, value []byte) error {
+	if h.kindChecked && (key == "kind" || key == "apiVersion") && h.lw.codec.typed {
+		// A typed list's kind was checked before its items; it may repeat
+		// but not change.
+		var v *string
+		if err := kjson.UnmarshalCaseSensitivePreserveInts(value, &v); err != nil {
+			return err
+		}
+		want := h.lw.codec.apiVersion
+		if key == "kind" {
+			want = h.lw.codec.listGVK.Kind
+		}
+		if v != nil && *v != want {
+			return fmt.Errorf("wire: list %s %q after its items, want %q", key, *v, want)
+		}
+	}
 	if h.object != nil {
 		var v any
 		if err := utiljson.Unmarshal(value, &v); err != nil {

@@ -50,7 +50,8 @@ func (e *NotCanonicalError) Error() string {
 // kind, apiVersion, items or metadata only in case, which encoding/json
 // would match; non-string kind; or a declined kind) comes back as a
 // *NotCanonicalError to be decoded another way. After the first item such a
-// member, a second items, or a kind or apiVersion that changes is an error.
+// member or a second items is an error. Kind and apiVersion members after
+// the first item reach only Member.
 func ReadList(s *Scanner, h ListHandler) error {
 	s.Hold()
 	defer s.Release()
@@ -120,15 +121,12 @@ func ReadList(s *Scanner, h ListHandler) error {
 			if !isString && !isNull {
 				return decline(key + " is not a string")
 			}
-			if !isNull {
-				p := &kind
-				if key == "apiVersion" {
-					p = &apiVersion
+			if !isNull && !kindCalled {
+				if key == "kind" {
+					kind = v
+				} else {
+					apiVersion = v
 				}
-				if kindCalled && *p != v {
-					return fmt.Errorf("jsonwire: list %s %q after its items differs from %q", key, v, *p)
-				}
-				*p = v
 			}
 		default:
 			if looksLike(key, "kind", "apiVersion", "items", "metadata") {
