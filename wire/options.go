@@ -85,7 +85,9 @@ func WithDropManagedFields() Option { return func(c *config) { c.diet.dropManage
 // owner references, node, image and container names, and the like; see
 // doc.go for the fields and their measured effect). Strings are immutable,
 // so sharing them is invisible to users; maps and slices are never shared.
-func WithInterning() Option { return func(c *config) { c.diet.intern = true } }
+func WithInterning() Option {
+	return func(c *config) { c.diet.intern, c.diet.classes = true, internDefault }
+}
 
 func (c *config) setDefaults() {
 	if c.workers == 0 {

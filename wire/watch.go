@@ -87,16 +87,17 @@ func (lw *ListerWatcher) newWatcher(body io.ReadCloser) *watcher {
 	}
 }
 
-// sniff picks the format from the first byte: the length prefix of a
-// protobuf frame starts with a byte below 0x09 (frames are at most 128 MiB),
-// which no JSON text starts with.
+// sniff picks the format from the first byte. A JSON watch stream starts
+// with '{' or whitespace; the length prefix of a protobuf frame starts with
+// a byte below 0x09 (frames are at most 128 MiB). So when protobuf was
+// requested, anything but '{' and whitespace is read as protobuf.
 func (w *watcher) sniff() error {
 	head, err := w.br.Peek(1)
 	if err != nil {
 		return err
 	}
 	max := w.lw.cfg.maxFrameSize
-	if head[0] < 0x09 && w.lw.codec.protobuf && w.lw.cfg.contentType == Protobuf {
+	if c := head[0]; c != '{' && c != ' ' && c != '\t' && c != '\n' && c != '\r' && w.lw.protobufRequested() {
 		w.format = formatProtobuf
 		fr := pbwire.NewFrameReader(w.br, max)
 		var last []byte

@@ -147,6 +147,11 @@ func NewForConfig(cfg *rest.Config, res Resource, opts ...Option) (*ListerWatche
 	return New(client, res, opts...)
 }
 
+// protobufRequested reports whether requests accept protobuf.
+func (lw *ListerWatcher) protobufRequested() bool {
+	return lw.codec.protobuf && lw.cfg.contentType == Protobuf
+}
+
 // IsWatchListSemanticsUnSupported tells client-go's reflector that this
 // ListerWatcher supports WatchList (streaming the initial state as watch
 // events, ended by the k8s.io/initial-events-end bookmark).
