@@ -151,7 +151,9 @@ func BenchmarkHeapPerPod(b *testing.B) {
 	}
 	wireRun("impl=wire", diet{})
 	wireRun("impl=wire/diet=drop", diet{dropManagedFields: true})
-	wireRun("impl=wire/diet=full", diet{dropManagedFields: true, intern: true, classes: internDefault})
+	wireRun("impl=wire/diet=drop+intern", diet{dropManagedFields: true, intern: true, classes: internDefault})
+	wireRun("impl=wire/diet=drop+compact", diet{dropManagedFields: true, compact: true})
+	wireRun("impl=wire/diet=full", diet{dropManagedFields: true, intern: true, compact: true, classes: internDefault})
 	for _, c := range []struct {
 		name string
 		c    internClass

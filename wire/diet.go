@@ -14,6 +14,7 @@ import (
 type diet struct {
 	dropManagedFields bool
 	intern            bool
+	compact           bool
 	// classes selects the field classes interned (internDefault unless a
 	// test measures them one by one).
 	classes internClass
@@ -48,9 +49,13 @@ const (
 	internDefault = internAll
 )
 
-// apply interns the object's strings if asked to and returns the object.
-// Only strings are shared between objects, never maps or slices.
+// apply interns the object's strings and compacts its slices if asked to
+// and returns the object. Only strings are shared between objects, never
+// maps or slices.
 func (d diet) apply(obj runtime.Object) runtime.Object {
+	if pod, ok := obj.(*corev1.Pod); ok && d.compact {
+		compactPod(pod)
+	}
 	if !d.intern {
 		return obj
 	}
@@ -498,4 +503,57 @@ func internAny(v any, depth int, metadata bool) any {
 		}
 	}
 	return v
+}
+
+// fit returns s in an array of exactly its length: a decoder appends
+// repeated fields one by one, so up to half of a slice's capacity is slack.
+func fit[T any](s []T) []T {
+	if cap(s) == len(s) {
+		return s
+	}
+	out := make([]T, len(s))
+	copy(out, s)
+	return out
+}
+
+// compactPod fits the slices of a pod that a decoder grows by appending.
+func compactPod(p *corev1.Pod) {
+	m := &p.ObjectMeta
+	m.OwnerReferences = fit(m.OwnerReferences)
+	m.Finalizers = fit(m.Finalizers)
+	m.ManagedFields = fit(m.ManagedFields)
+	s := &p.Spec
+	s.Volumes = fit(s.Volumes)
+	for i := range s.Volumes {
+		if pr := s.Volumes[i].Projected; pr != nil {
+			pr.Sources = fit(pr.Sources)
+		}
+	}
+	s.Tolerations = fit(s.Tolerations)
+	s.ImagePullSecrets = fit(s.ImagePullSecrets)
+	s.TopologySpreadConstraints = fit(s.TopologySpreadConstraints)
+	s.InitContainers = fit(s.InitContainers)
+	s.Containers = fit(s.Containers)
+	for _, cs := range [][]corev1.Container{s.InitContainers, s.Containers} {
+		for i := range cs {
+			c := &cs[i]
+			c.Command = fit(c.Command)
+			c.Args = fit(c.Args)
+			c.Ports = fit(c.Ports)
+			c.EnvFrom = fit(c.EnvFrom)
+			c.Env = fit(c.Env)
+			c.VolumeMounts = fit(c.VolumeMounts)
+		}
+	}
+	st := &p.Status
+	st.Conditions = fit(st.Conditions)
+	st.HostIPs = fit(st.HostIPs)
+	st.PodIPs = fit(st.PodIPs)
+	st.InitContainerStatuses = fit(st.InitContainerStatuses)
+	st.ContainerStatuses = fit(st.ContainerStatuses)
+	for _, css := range [][]corev1.ContainerStatus{st.InitContainerStatuses, st.ContainerStatuses} {
+		for i := range css {
+			css[i].VolumeMounts = fit(css[i].VolumeMounts)
+		}
+	}
 }
