@@ -89,6 +89,18 @@ func WithInterning() Option {
 	return func(c *config) { c.diet.intern, c.diet.classes = true, internDefault }
 }
 
+// WithCompaction stores each decoded pod's slices in arrays of exactly
+// their length: a decoder appends repeated fields one by one and leaves up
+// to half of each array's capacity unused. Pods only.
+func WithCompaction() Option { return func(c *config) { c.diet.compact = true } }
+
+// WithDiet is WithDropManagedFields, WithInterning and WithCompaction.
+func WithDiet() Option {
+	return func(c *config) {
+		c.diet = diet{dropManagedFields: true, intern: true, compact: true, classes: internDefault}
+	}
+}
+
 func (c *config) setDefaults() {
 	if c.workers == 0 {
 		c.workers = runtime.GOMAXPROCS(0)
