@@ -45,8 +45,10 @@ const (
 	// statuses (name, image, imageID, state reasons), nominated node.
 	internStatus
 
-	internAll     = internMeta | internAnnotationValues | internSpec | internContainers | internEnvValues | internStatus
-	internDefault = internAll
+	internAll = internMeta | internAnnotationValues | internSpec | internContainers | internEnvValues | internStatus
+	// internDefault leaves out env values, which did not pay off on apisim's
+	// pods (doc.go).
+	internDefault = internAll &^ internEnvValues
 )
 
 // apply interns the object's strings and compacts its slices if asked to

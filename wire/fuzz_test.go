@@ -2,6 +2,9 @@ package wire
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
 	"encoding/binary"
 	"fmt"
 	"strings"
@@ -105,12 +108,7 @@ func checkWatch(t *testing.T, f format, stream []byte, workers int) {
 // FuzzProtoWatch feeds arbitrary bytes as a protobuf watch stream to
 // client-go's StreamWatcher and to wire's watcher.
 func FuzzProtoWatch(f *testing.F) {
-	stream := encodeWatch(f, formatProtobuf, seedEvents(), podGV)
-	f.Add(stream, uint8(1))
-	f.Add(stream[:len(stream)-7], uint8(2))
-	f.Add(stream[:3], uint8(1))
-	f.Add([]byte{0, 0, 0, 3, 1, 2, 3}, uint8(2))
-	f.Add([]byte{0, 0, 0, 0}, uint8(1))
+	addSeeds(f, protoWatchSeeds(f))
 	f.Fuzz(func(t *testing.T, stream []byte, w uint8) {
 		checkWatch(t, formatProtobuf, stream, 1+int(w%4))
 	})
@@ -118,12 +116,7 @@ func FuzzProtoWatch(f *testing.F) {
 
 // FuzzJSONWatch feeds arbitrary bytes as a JSON watch stream.
 func FuzzJSONWatch(f *testing.F) {
-	stream := encodeWatch(f, formatJSON, seedEvents(), podGV)
-	f.Add(stream, uint8(1))
-	f.Add(stream[:len(stream)-9], uint8(2))
-	f.Add([]byte(`{"type":"ADDED","object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a"}}} 1 [`), uint8(1))
-	f.Add([]byte(`{"type":"BOGUS","object":{}}`), uint8(3))
-	f.Add([]byte(`{"object":{"kind":"Pod","apiVersion":"v1"},"type":"ADDED","type":"DELETED"}`), uint8(0))
+	addSeeds(f, jsonWatchSeeds(f))
 	f.Fuzz(func(t *testing.T, stream []byte, w uint8) {
 		checkWatch(t, formatJSON, stream, 1+int(w%4))
 	})
@@ -165,11 +158,7 @@ func allowedRefusal(err error) bool {
 
 // FuzzProtoList feeds arbitrary bytes as a protobuf list body.
 func FuzzProtoList(f *testing.F) {
-	body := seedList(f, formatProtobuf)
-	f.Add(body, uint8(1))
-	f.Add(body[:len(body)-5], uint8(2))
-	f.Add(body[:10], uint8(1))
-	f.Add(encodeObject(f, formatProtobuf, &metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired}, podGV), uint8(1))
+	addSeeds(f, protoListSeeds(f))
 	f.Fuzz(func(t *testing.T, body []byte, w uint8) {
 		checkList(t, formatProtobuf, body, 1+int(w%4))
 	})
@@ -177,12 +166,7 @@ func FuzzProtoList(f *testing.F) {
 
 // FuzzJSONList feeds arbitrary bytes as a JSON list body.
 func FuzzJSONList(f *testing.F) {
-	body := seedList(f, formatJSON)
-	f.Add(body, uint8(1))
-	f.Add(body[:len(body)-5], uint8(2))
-	f.Add([]byte(`{"items":[{"metadata":{"name":"a"}}],"kind":"PodList","apiVersion":"v1"}`), uint8(1))
-	f.Add([]byte(`{"kind":"PodList","apiVersion":"v1","KIND":"Status","items":null}`), uint8(3))
-	f.Add([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","code":410,"reason":"Expired"}`), uint8(1))
+	addSeeds(f, jsonListSeeds(f))
 	f.Fuzz(func(t *testing.T, body []byte, w uint8) {
 		checkList(t, formatJSON, body, 1+int(w%4))
 	})
@@ -192,10 +176,7 @@ func FuzzJSONList(f *testing.F) {
 // bytes decodes to the full decode with ManagedFields cleared; an excision
 // error implies the full decode fails too.
 func FuzzDropManagedFieldsProto(f *testing.F) {
-	for _, p := range seedPods() {
-		b, _ := p.Marshal()
-		f.Add(b)
-	}
+	addSeeds(f, protoExcisionSeeds())
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var full corev1.Pod
 		ferr := full.Unmarshal(b)
@@ -222,11 +203,7 @@ func FuzzDropManagedFieldsProto(f *testing.F) {
 
 // FuzzDropManagedFieldsJSON is the same for a pod's JSON.
 func FuzzDropManagedFieldsJSON(f *testing.F) {
-	for _, p := range seedPods() {
-		f.Add(encodeObject(f, formatJSON, p, podGV))
-	}
-	f.Add([]byte(`{"metadata":{"managedFields":[],"name":"a","managedFields":null}}`))
-	f.Add([]byte(`{"metadata":{"managed\u0046ields":[{"manager":"x"}]}}`))
+	addSeeds(f, jsonExcisionSeeds(f))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var full corev1.Pod
 		ferr := kjson.UnmarshalCaseSensitivePreserveInts(b, &full)
@@ -263,4 +240,100 @@ func oversizedFrame(stream []byte, max int) bool {
 		stream = stream[4+n:]
 	}
 	return false
+}
+
+// Seed corpora. They are added with f.Add and also committed under
+// testdata/fuzz (TestWriteFuzzCorpus writes them when WIRE_WRITE_CORPUS=1).
+
+func protoWatchSeeds(t testing.TB) [][]any {
+	stream := encodeWatch(t, formatProtobuf, seedEvents(), podGV)
+	return [][]any{
+		{stream, uint8(1)}, {stream[:len(stream)-7], uint8(2)}, {stream[:3], uint8(1)},
+		{[]byte{0, 0, 0, 3, 1, 2, 3}, uint8(2)}, {[]byte{0, 0, 0, 0}, uint8(1)},
+	}
+}
+
+func jsonWatchSeeds(t testing.TB) [][]any {
+	stream := encodeWatch(t, formatJSON, seedEvents(), podGV)
+	return [][]any{
+		{stream, uint8(1)}, {stream[:len(stream)-9], uint8(2)},
+		{[]byte(`{"type":"ADDED","object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a"}}} 1 [`), uint8(1)},
+		{[]byte(`{"type":"BOGUS","object":{}}`), uint8(3)},
+		{[]byte(`{"object":{"kind":"Pod","apiVersion":"v1"},"type":"ADDED","type":"DELETED"}`), uint8(0)},
+	}
+}
+
+func protoListSeeds(t testing.TB) [][]any {
+	body := seedList(t, formatProtobuf)
+	return [][]any{
+		{body, uint8(1)}, {body[:len(body)-5], uint8(2)}, {body[:10], uint8(1)},
+		{encodeObject(t, formatProtobuf, &metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired}, podGV), uint8(1)},
+	}
+}
+
+func jsonListSeeds(t testing.TB) [][]any {
+	body := seedList(t, formatJSON)
+	return [][]any{
+		{body, uint8(1)}, {body[:len(body)-5], uint8(2)},
+		{[]byte(`{"items":[{"metadata":{"name":"a"}}],"kind":"PodList","apiVersion":"v1"}`), uint8(1)},
+		{[]byte(`{"kind":"PodList","apiVersion":"v1","KIND":"Status","items":null}`), uint8(3)},
+		{[]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","code":410,"reason":"Expired"}`), uint8(1)},
+	}
+}
+
+func protoExcisionSeeds() [][]any {
+	var out [][]any
+	for _, p := range seedPods() {
+		b, _ := p.Marshal()
+		out = append(out, []any{b})
+	}
+	return out
+}
+
+func jsonExcisionSeeds(t testing.TB) [][]any {
+	var out [][]any
+	for _, p := range seedPods() {
+		out = append(out, []any{encodeObject(t, formatJSON, p, podGV)})
+	}
+	return append(out,
+		[]any{[]byte(`{"metadata":{"managedFields":[],"name":"a","managedFields":null}}`)},
+		[]any{[]byte(`{"metadata":{"managed\u0046ields":[{"manager":"x"}]}}`)})
+}
+
+func addSeeds(f *testing.F, seeds [][]any) {
+	for _, s := range seeds {
+		f.Add(s...)
+	}
+}
+
+// TestWriteFuzzCorpus writes the seed corpora to testdata/fuzz.
+func TestWriteFuzzCorpus(t *testing.T) {
+	if os.Getenv("WIRE_WRITE_CORPUS") != "1" {
+		t.Skip("set WIRE_WRITE_CORPUS=1 to write testdata/fuzz")
+	}
+	for name, seeds := range map[string][][]any{
+		"FuzzProtoWatch": protoWatchSeeds(t), "FuzzJSONWatch": jsonWatchSeeds(t),
+		"FuzzProtoList": protoListSeeds(t), "FuzzJSONList": jsonListSeeds(t),
+		"FuzzDropManagedFieldsProto": protoExcisionSeeds(), "FuzzDropManagedFieldsJSON": jsonExcisionSeeds(t),
+	} {
+		dir := filepath.Join("testdata", "fuzz", name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for i, s := range seeds {
+			var b strings.Builder
+			b.WriteString("go test fuzz v1\n")
+			for _, v := range s {
+				switch v := v.(type) {
+				case []byte:
+					fmt.Fprintf(&b, "[]byte(%s)\n", strconv.Quote(string(v)))
+				case uint8:
+					fmt.Fprintf(&b, "byte(%s)\n", strconv.QuoteRune(rune(v)))
+				}
+			}
+			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("seed-%d", i)), []byte(b.String()), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 }
