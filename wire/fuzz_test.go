@@ -2,11 +2,11 @@ package wire
 
 import (
 	"bytes"
+	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
-	"encoding/binary"
-	"fmt"
 	"strings"
 	"testing"
 

@@ -114,7 +114,9 @@ var _ runtime.Object = (*corev1.Pod)(nil)
 
 type kubernetesClientset = kubernetes.Clientset
 
-func newClientset(cfg *rest.Config) (*kubernetes.Clientset, error) { return kubernetes.NewForConfig(cfg) }
+func newClientset(cfg *rest.Config) (*kubernetes.Clientset, error) {
+	return kubernetes.NewForConfig(cfg)
+}
 
 type (
 	ctxT          = context.Context

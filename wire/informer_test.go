@@ -12,10 +12,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/cache"
 	clientfeatures "k8s.io/client-go/features"
 	clientfeaturestesting "k8s.io/client-go/features/testing"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/shardinformer/shardinformer/apisim"
 	"github.com/shardinformer/shardinformer/pipeline"
@@ -127,9 +127,9 @@ func TestInformersEndToEnd(t *testing.T) {
 					clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, watchList)
 					s := startSim(t, 300, apisim.Config{BookmarkInterval: 100 * time.Millisecond})
 					faults := map[string]fault{
-						"watch#1": {after: 40000},                 // mid-frame cut during the initial state or first events
+						"watch#1": {after: 40000},               // mid-frame cut during the initial state or first events
 						"watch#2": {after: 3000, garbage: true}, // garbage after a few bytes
-						"list#1":  {after: 50000},                 // a list cut mid-item (LIST+WATCH only)
+						"list#1":  {after: 50000},               // a list cut mid-item (LIST+WATCH only)
 					}
 					proxy, cfg := newFaultProxy(t, s, faults)
 					if ct == wire.Protobuf {
@@ -236,4 +236,3 @@ func storeDiff(s *apisim.Server, store cache.Store, diet bool) string {
 	}
 	return ""
 }
-

@@ -313,8 +313,8 @@ func (h *protoListHandler) Kind(apiVersion, kind []byte) error {
 }
 
 func (h *protoListHandler) ListMeta(b []byte) error { return h.listMeta.Unmarshal(b) }
-func (h *protoListHandler) Alloc(n int) []byte     { return h.lw.getBuf(n) }
-func (h *protoListHandler) Item(b []byte) error    { return (*listBuilder)(h).addItem(b) }
+func (h *protoListHandler) Alloc(n int) []byte      { return h.lw.getBuf(n) }
+func (h *protoListHandler) Item(b []byte) error     { return (*listBuilder)(h).addItem(b) }
 
 // jsonListHandler receives a JSON list from jsonwire.ReadList.
 type jsonListHandler listBuilder

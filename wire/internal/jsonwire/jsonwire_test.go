@@ -173,11 +173,11 @@ func TestReadListDecline(t *testing.T) {
 func TestReadListErrors(t *testing.T) {
 	for body, want := range map[string]string{
 		`{"kind":"PodList","items":[{"a":1}],"items":[]}`: "two items",
-		`{"items":[{"a":1}],"Kind":"X"}`:                   "after its items",
-		`{"items":[{"a":1}] x`:                             "syntax",
-		`{"items":[{"a":1}]} {}`:                           "syntax",
-		`{"items":[{"a":1}`:                                "unexpected EOF",
-		`{"items":5}`:                                      "not an array",
+		`{"items":[{"a":1}],"Kind":"X"}`:                  "after its items",
+		`{"items":[{"a":1}] x`:                            "syntax",
+		`{"items":[{"a":1}]} {}`:                          "syntax",
+		`{"items":[{"a":1}`:                               "unexpected EOF",
+		`{"items":5}`:                                     "not an array",
 	} {
 		err := ReadList(NewScanner(strings.NewReader(body), 1<<20), &listRecorder{})
 		if err == nil || (!strings.Contains(err.Error(), want) && class(err) != want) {

@@ -23,7 +23,7 @@ const Magic = "k8s\x00"
 
 // Wire types.
 const (
-	wtVarint = 0
+	wtVarint  = 0
 	wtFixed64 = 1
 	wtBytes   = 2
 	wtStart   = 3
