@@ -1,7 +1,9 @@
 package wire
 
 import (
+	"hash/maphash"
 	"reflect"
+	"sync/atomic"
 	"unique"
 
 	corev1 "k8s.io/api/core/v1"
@@ -76,7 +78,35 @@ func (d diet) apply(obj runtime.Object) runtime.Object {
 // in replaces *s by the canonical copy of its value.
 func in[S ~string](s *S) {
 	if len(*s) > 0 {
-		*s = S(unique.Make(string(*s)).Value())
+		*s = S(canonical(string(*s)))
+	}
+}
+
+// canonical returns the canonical copy of s: from a direct-mapped front
+// cache when it was seen lately, else from the unique package (whose
+// lookups and weak handles cost several times a hash and a compare). The
+// cache holds at most cacheSlots strings strongly; a miss replaces one slot.
+func canonical(s string) string {
+	slot := &frontCache[maphash.String(cacheSeed, s)&(cacheSlots-1)]
+	if p := slot.Load(); p != nil && *p == s {
+		return *p
+	}
+	c := unique.Make(s).Value()
+	slot.Store(&c)
+	return c
+}
+
+const cacheSlots = 1 << 14
+
+var (
+	cacheSeed  = maphash.MakeSeed()
+	frontCache [cacheSlots]atomic.Pointer[string]
+)
+
+// resetFrontCache empties the front cache (for measurements).
+func resetFrontCache() {
+	for i := range frontCache {
+		frontCache[i].Store(nil)
 	}
 }
 
@@ -440,10 +470,10 @@ func internReflect(v reflect.Value) {
 			for it.Next() {
 				k, e := it.Key().String(), it.Value().String()
 				if len(k) <= maxInternLen {
-					k = unique.Make(k).Value()
+					k = canonical(k)
 				}
 				if len(e) <= maxInternLen {
-					e = unique.Make(e).Value()
+					e = canonical(e)
 				}
 				v.SetMapIndex(reflect.ValueOf(k).Convert(v.Type().Key()), reflect.ValueOf(e).Convert(v.Type().Elem()))
 			}
@@ -460,7 +490,7 @@ func internReflect(v reflect.Value) {
 		}
 	case reflect.String:
 		if s := v.String(); len(s) > 0 && len(s) <= maxInternLen && v.CanSet() {
-			v.SetString(unique.Make(s).Value())
+			v.SetString(canonical(s))
 		}
 	}
 }
@@ -473,7 +503,7 @@ func internUnstructured(m map[string]any, depth int) {
 	for k, v := range m {
 		ik := k
 		if len(ik) <= maxInternLen {
-			ik = unique.Make(ik).Value()
+			ik = canonical(ik)
 		}
 		m[ik] = internAny(v, depth+1, depth == 0 && k == "metadata")
 	}
@@ -483,12 +513,12 @@ func internAny(v any, depth int, metadata bool) any {
 	switch x := v.(type) {
 	case string:
 		if len(x) > 0 && len(x) <= maxInternLen {
-			return unique.Make(x).Value()
+			return canonical(x)
 		}
 	case map[string]any:
 		if metadata {
 			for k, e := range x {
-				ik := unique.Make(k).Value()
+				ik := canonical(k)
 				switch k {
 				case "name", "uid", "resourceVersion", "creationTimestamp", "managedFields":
 					x[ik] = e
