@@ -155,17 +155,22 @@ func TestInformersEndToEnd(t *testing.T) {
 					if !cache.WaitForCacheSync(ctxTimeout(t, time.Minute).Done(), inf.HasSynced) {
 						t.Fatal("not synced")
 					}
-					churn(t, s, 0, 60)
+					// Churn until both watch faults have struck (the first watch
+					// may open after a first batch), then compact so that the
+					// next watch gets 410 and the reflector relists.
+					spoilt := func() int { proxy.mu.Lock(); defer proxy.mu.Unlock(); return proxy.spoilt }
+					deadline := time.Now().Add(time.Minute)
+					for i := 0; spoilt() < 2; i += 30 {
+						if time.Now().After(deadline) {
+							t.Fatalf("only %d responses spoilt", spoilt())
+						}
+						churn(t, s, i, 30)
+						time.Sleep(20 * time.Millisecond)
+					}
 					s.Compact(s.ResourceVersion())
 					s.DropWatches()
-					churn(t, s, 60, 60)
+					churn(t, s, 100000, 30)
 					waitEqual(t, s, inf.GetStore(), diet)
-					proxy.mu.Lock()
-					spoilt := proxy.spoilt
-					proxy.mu.Unlock()
-					if spoilt < 2 {
-						t.Fatalf("only %d responses spoilt", spoilt)
-					}
 				})
 			}
 		}
@@ -178,23 +183,20 @@ func ctxTimeout(t *testing.T, d time.Duration) context.Context {
 	return ctx
 }
 
-// churn creates, updates and deletes pods.
+// churn creates, updates and deletes pods (round i touches pod i%300;
+// writes to a pod already deleted by an earlier round fail and are
+// ignored).
 func churn(t *testing.T, s *apisim.Server, from, n int) {
 	t.Helper()
 	for i := from; i < from+n; i++ {
+		ns, name := fmt.Sprintf("ns-%d", i%300%4), fmt.Sprintf("pod-%05d", i%300)
 		switch i % 3 {
 		case 0:
-			if _, err := s.Create(apisim.NewPod("ns-new", fmt.Sprintf("new-%d", i), int64(1000+i), apisim.PodOptions{ManagedFields: true})); err != nil {
-				t.Fatal(err)
-			}
+			s.Create(apisim.NewPod("ns-new", fmt.Sprintf("new-%d", i), int64(1000+i), apisim.PodOptions{ManagedFields: true}))
 		case 1:
-			if _, err := s.Modify(fmt.Sprintf("ns-%d", i%4), fmt.Sprintf("pod-%05d", i), func(p *corev1.Pod) { p.Labels["churn"] = fmt.Sprint(i) }); err != nil {
-				t.Fatal(err)
-			}
+			s.Modify(ns, name, func(p *corev1.Pod) { p.Labels["churn"] = fmt.Sprint(i) })
 		case 2:
-			if _, err := s.Delete(fmt.Sprintf("ns-%d", i%4), fmt.Sprintf("pod-%05d", i)); err != nil {
-				t.Fatal(err)
-			}
+			s.Delete(ns, name)
 		}
 	}
 }
