@@ -166,12 +166,3 @@ func appendVarint(b []byte, v uint64) []byte {
 	}
 	return append(b, byte(v))
 }
-
-func varintLen(v uint64) int {
-	n := 1
-	for v >= 0x80 {
-		v >>= 7
-		n++
-	}
-	return n
-}

@@ -147,19 +147,13 @@ func ReadList(br *bufio.Reader, max int, h ListHandler) error {
 	}
 	// The rest of the envelope.
 	for {
-		tag, err := s.uvarint()
+		num, wt, err := s.tag()
 		if err == io.EOF && s.atBoundary {
 			return nil
 		}
-		if err != nil {
-			return eofIsUnexpected(err)
-		}
-		num, wt := int32(tag>>3), int(tag&7)
 		switch {
-		case wt == wtEnd:
-			return errEndGroup
-		case num <= 0:
-			return fmt.Errorf("pbwire: illegal tag %d (wire type %d)", num, tag)
+		case err != nil:
+			return eofIsUnexpected(err)
 		case num == fieldTypeMeta || num == fieldRaw:
 			return fmt.Errorf("pbwire: list envelope repeats field %d after the list", num)
 		case (num == fieldEncoding || num == fieldMediaType) && wt != wtBytes:
@@ -175,16 +169,10 @@ func ReadList(br *bufio.Reader, max int, h ListHandler) error {
 // end.
 func readListMessage(s *stream, end int64, max int, h ListHandler) error {
 	for s.n < end {
-		tag, err := s.uvarint()
-		if err != nil {
-			return eofIsUnexpected(err)
-		}
-		num, wt := int32(tag>>3), int(tag&7)
+		num, wt, err := s.tag()
 		switch {
-		case wt == wtEnd:
-			return errEndGroup
-		case num <= 0:
-			return fmt.Errorf("pbwire: illegal tag %d (wire type %d)", num, tag)
+		case err != nil:
+			return eofIsUnexpected(err)
 		case (num == fieldListMeta || num == fieldItems) && wt != wtBytes:
 			return fmt.Errorf("pbwire: wrong wire type %d for field %d of the list", wt, num)
 		case num == fieldListMeta:
@@ -261,6 +249,23 @@ func (s *stream) uvarint() (uint64, error) {
 			return v, nil
 		}
 	}
+}
+
+// tag reads a field's tag, refusing an end-group tag and field numbers
+// below 1 as the generated unmarshalers do.
+func (s *stream) tag() (int32, int, error) {
+	tag, err := s.uvarint()
+	if err != nil {
+		return 0, 0, err
+	}
+	num, wt := int32(tag>>3), int(tag&7)
+	switch {
+	case wt == wtEnd:
+		return 0, 0, errEndGroup
+	case num <= 0:
+		return 0, 0, fmt.Errorf("pbwire: illegal tag %d (wire type %d)", num, tag)
+	}
+	return num, wt, nil
 }
 
 // length reads a length prefix.
