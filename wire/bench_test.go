@@ -163,6 +163,7 @@ func BenchmarkHeapPerPod(b *testing.B) {
 	wireRun("impl=wire/diet=drop+intern", diet{dropManagedFields: true, intern: true, classes: internDefault})
 	wireRun("impl=wire/diet=drop+compact", diet{dropManagedFields: true, compact: true})
 	wireRun("impl=wire/diet=full", diet{dropManagedFields: true, intern: true, compact: true, classes: internDefault})
+	wireRun("impl=wire/diet=full+shared", diet{dropManagedFields: true, intern: true, compact: true, share: true, classes: internDefault})
 	for _, c := range []struct {
 		name string
 		c    internClass

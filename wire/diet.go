@@ -17,6 +17,7 @@ type diet struct {
 	dropManagedFields bool
 	intern            bool
 	compact           bool
+	share             bool
 	// classes selects the field classes interned (internDefault unless a
 	// test measures them one by one).
 	classes internClass
@@ -57,15 +58,24 @@ const (
 // and returns the object. Only strings are shared between objects, never
 // maps or slices.
 func (d diet) apply(obj runtime.Object) runtime.Object {
-	if pod, ok := obj.(*corev1.Pod); ok && d.compact {
-		compactPod(pod)
+	if pod, ok := obj.(*corev1.Pod); ok {
+		// Sharing comes last: a value is cached for other pods only once
+		// this pod is done changing it.
+		if d.compact {
+			compactPod(pod)
+		}
+		if d.intern {
+			internPod(pod, d.classes)
+		}
+		if d.share {
+			sharePod(pod)
+		}
+		return obj
 	}
 	if !d.intern {
 		return obj
 	}
 	switch o := obj.(type) {
-	case *corev1.Pod:
-		internPod(o, d.classes)
 	case *unstructured.Unstructured:
 		internUnstructured(o.Object, 0)
 	case *metav1.Status:
@@ -103,10 +113,14 @@ var (
 	frontCache [cacheSlots]atomic.Pointer[string]
 )
 
-// resetFrontCache empties the front cache (for measurements).
+// resetFrontCache empties the front cache and the cache of shared values
+// (for measurements).
 func resetFrontCache() {
 	for i := range frontCache {
 		frontCache[i].Store(nil)
+	}
+	for i := range sharedCache {
+		sharedCache[i].Store(nil)
 	}
 }
 

@@ -138,7 +138,7 @@ func TestInformersEndToEnd(t *testing.T) {
 					opts := []wire.Option{wire.WithContentType(ct), wire.WithWorkers(2)}
 					diet := impl == "pipeline" // the full diet on one of the two informers
 					if diet {
-						opts = append(opts, wire.WithDiet())
+						opts = append(opts, wire.WithDiet(), wire.WithSharedValues())
 					}
 					lw := newPodLW(t, cfg, "", opts...)
 					var inf informerUnderTest

@@ -55,20 +55,22 @@ func (lw *ListerWatcher) decodeList(body io.Reader) (runtime.Object, error) {
 		}
 		return nil, err
 	}
-	b := lw.newListBuilder()
-	defer b.stop()
+	f := formatJSON
 	if bytes.HasPrefix(head, []byte(pbwire.Magic)) {
 		if !lw.codec.protobuf {
 			return nil, fmt.Errorf("wire: protobuf list response for %v, which has no protobuf encoding", lw.res.GVR)
 		}
-		b.format = formatProtobuf
+		f = formatProtobuf
+	}
+	b := lw.newListBuilder(f)
+	defer b.stop()
+	if f == formatProtobuf {
 		err = pbwire.ReadList(br, lw.cfg.maxFrameSize, (*protoListHandler)(b))
 		var nc *pbwire.NotCanonicalError
 		if errors.As(err, &nc) {
 			return lw.referenceList(formatProtobuf, io.MultiReader(bytes.NewReader(nc.Prefix), br))
 		}
 	} else {
-		b.format = formatJSON
 		err = jsonwire.ReadList(jsonwire.NewScanner(br, lw.cfg.maxFrameSize), (*jsonListHandler)(b))
 		var nc *jsonwire.NotCanonicalError
 		if errors.As(err, &nc) {
@@ -105,29 +107,29 @@ func (lw *ListerWatcher) referenceList(f format, body io.Reader) (runtime.Object
 			return nil, apierrors.FromObject(s)
 		}
 	}
-	if lw.cfg.diet.dropManagedFields || lw.cfg.diet.intern {
-		err = forEachItem(into, func(obj runtime.Object) {
-			if lw.cfg.diet.dropManagedFields {
+	d := lw.codec.diet
+	if d.dropManagedFields || d.intern || d.compact {
+		forEachItem(into, func(obj runtime.Object) {
+			if d.dropManagedFields {
 				clearManagedFields(obj)
 			}
-			lw.cfg.diet.apply(obj)
+			d.apply(obj)
 		})
 	}
-	return into, err
+	return into, nil
 }
 
-func forEachItem(list runtime.Object, fn func(runtime.Object)) error {
+func forEachItem(list runtime.Object, fn func(runtime.Object)) {
 	if u, ok := list.(*unstructured.UnstructuredList); ok {
 		for i := range u.Items {
 			fn(&u.Items[i])
 		}
-		return nil
+		return
 	}
 	items := reflect.ValueOf(list).Elem().FieldByName("Items")
 	for i := range items.Len() {
 		fn(items.Index(i).Addr().Interface().(runtime.Object))
 	}
-	return nil
 }
 
 // itemResult is a decoded list item or its error.
@@ -144,7 +146,6 @@ type listBuilder struct {
 	lw     *ListerWatcher
 	format format
 	// Reader-owned.
-	apiVersion, kind string
 	listMeta         metav1.ListMeta
 	object           map[string]any // unstructured: the list's members but items
 	itemsPresent     bool
@@ -160,8 +161,8 @@ type listBuilder struct {
 	err   error
 }
 
-func (lw *ListerWatcher) newListBuilder() *listBuilder {
-	b := &listBuilder{lw: lw}
+func (lw *ListerWatcher) newListBuilder(f format) *listBuilder {
+	b := &listBuilder{lw: lw, format: f}
 	if !lw.codec.typed {
 		b.object = map[string]any{}
 	}

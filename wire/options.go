@@ -94,6 +94,15 @@ func WithInterning() Option {
 // to half of each array's capacity unused. Pods only.
 func WithCompaction() Option { return func(c *config) { c.diet.compact = true } }
 
+// WithSharedValues makes pods with identical resource requirements,
+// probes, security contexts, affinity, tolerations or node selector share
+// one copy of each (maps, slices and structs, not only strings). Only for
+// informers whose handlers, transforms and readers never modify cached
+// objects — client-go's contract, which not every controller keeps: a
+// change to one pod's shared part would show in every pod sharing it. Not
+// part of WithDiet.
+func WithSharedValues() Option { return func(c *config) { c.diet.share = true } }
+
 // WithDiet is WithDropManagedFields, WithInterning and WithCompaction.
 func WithDiet() Option {
 	return func(c *config) {
