@@ -146,10 +146,10 @@ type listBuilder struct {
 	lw     *ListerWatcher
 	format format
 	// Reader-owned.
-	listMeta         metav1.ListMeta
-	object           map[string]any // unstructured: the list's members but items
-	itemsPresent     bool
-	kindChecked      bool // the JSON handler's Kind has run
+	listMeta     metav1.ListMeta
+	object       map[string]any // unstructured: the list's members but items
+	itemsPresent bool
+	kindChecked  bool // the JSON handler's Kind has run
 
 	pool     *ordered.Pool[[]byte, itemResult]
 	halt     chan struct{} // closed to stop the pool
