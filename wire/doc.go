@@ -23,7 +23,8 @@
 // last, like an informer factory's), WithContentType (Protobuf where the type
 // has it, the default; or JSON), WithMaxFrameSize (default 16 MiB, client-go's
 // watch limit), and the diet: WithDropManagedFields, WithInterning,
-// WithCompaction, or all three with WithDiet.
+// WithCompaction, or all three with WithDiet; WithSharedValues shares
+// identical parts of pods (opt-in, see Memory diet).
 //
 // # Requests and errors
 //
@@ -139,37 +140,59 @@
 // field 1, with the metadata's length prefix rewritten in place; JSON: the
 // "managedFields" members of "metadata" — so it costs no decoding and no
 // heap. (Malformed bytes inside managedFields then go unnoticed.)
+//
 // WithInterning makes objects share one copy of strings that repeat across
-// objects, through Go's unique package (concurrent, weak: an entry goes when
-// no object uses it): a hand-written walk for pods, a reflective one for other
-// typed objects and for unstructured content. WithCompaction moves a pod's
-// slices into arrays of their exact length (the decoder's appends leave up
-// to half of each unused). Only strings are ever shared: no map or slice is
-// shared between objects, so objects stay independent.
+// objects: a hand-written walk for pods (the hot type), a reflective one for
+// other typed objects and for unstructured content (strings up to 256
+// bytes, not names, uids or resourceVersions). Canonical copies come from
+// Go's unique package (concurrent, weak: an entry goes when no object uses
+// it); a direct-mapped front cache of 16Ki recently used strings answers
+// most lookups, because unique.Make with its weak handle costs several
+// times a hash and a compare.
 //
-// Heap retained per cached realistic pod (apisim.NewPod with
-// managedFields, protobuf, 10k pods, BenchmarkHeapPerPod):
+// WithCompaction moves a pod's slices into arrays of their exact length:
+// the generated unmarshalers append repeated fields one by one and leave up
+// to half of each array unused. WithDiet is all three.
 //
-//	client-go                          28.7 KB   1.00
-//	wire                               28.7 KB   1.00
-//	wire, drop managedFields           22.1 KB   0.77
-//	  + intern (default classes)       19.2 KB
-//	  + compact                        20.4 KB
-//	  + intern + compact (WithDiet)    18.1 KB   0.63
+// None of these shares anything but strings between objects, so objects
+// stay independent. WithSharedValues (opt-in, not part of WithDiet) goes
+// further: pods with identical resource requirements, probes, security
+// contexts, affinity, tolerations or node selector share one copy of each,
+// maps and slices included, through a direct-mapped cache keyed by their
+// protobuf encoding. It is only for informers whose handlers, transforms
+// and readers never modify cached objects (client-go's contract, which not
+// every controller keeps): a change to one pod's shared part shows in every
+// pod sharing it. Sharing runs after interning and compaction, so a value
+// is offered to other pods only once its own pod no longer changes it.
 //
-// Interned field classes, each measured alone on top of dropping
-// managedFields (saving per pod): metadata (namespace, label keys and
-// values, annotation keys, owner references, finalizers) 0.7 KB; annotation
-// values 0.2 KB more; pod spec (node, service account, scheduler, policies,
-// node selector, tolerations, volumes, affinity) 0.6 KB; containers (names,
-// images, args, ports, env names and references, mounts, probes) 1.3 KB;
-// status (phase, conditions, host IP, QoS, container statuses) 0.4 KB; env
-// values nothing — apisim draws them at random per pod — so they are not
-// interned by default. What remains is structure, not strings: the pod and
-// its structs (≈6 KB), maps (four ResourceLists of two quantities cost
-// 2.7 KB, since a Go map holds at least eight slots; labels and
-// annotations ≈1.3 KB) and pointers; going further would mean sharing
-// identical maps and structs between objects, which wire does not do.
+// Heap retained per cached realistic pod (apisim.NewPod with managedFields,
+// protobuf, 10k pods held in a slice, after GC, BenchmarkHeapPerPod; each
+// run pays for the caches it fills):
+//
+//	client-go                           28.7 KB   1.00
+//	wire, no diet                       28.7 KB   1.00
+//	wire, drop managedFields            22.1 KB   0.77
+//	  + interning                       18.9 KB   0.66
+//	  + compaction                      20.4 KB   0.71
+//	WithDiet (all three)                17.1 KB   0.60
+//	WithDiet + WithSharedValues         13.1 KB   0.46
+//
+// Interned field classes, each alone on top of dropping managedFields,
+// saving per pod: metadata (namespace, label keys and values, annotation
+// keys, owner references, finalizers) 0.6 KB; annotation values 0.2 KB
+// more; pod spec (node, service account, scheduler, policies, node
+// selector, tolerations, volumes, affinity) 0.5 KB; containers (names,
+// images, args, ports, env names and references, mounts, probes) 1.2 KB;
+// status (phase, conditions, host IPs, QoS, container statuses) 0.4 KB; env
+// values nothing — apisim draws them at random per pod, so every one is a
+// miss that only fills the caches — so env values are not interned by
+// default. (apisim also draws host IPs and image IDs per pod, which real
+// clusters share per node and per image; they are interned.) After the
+// diet, what remains is structure, not strings: the pod's structs (the Pod
+// itself is 1.2 KB, a Container 0.4 KB, a Volume 0.25 KB), maps (a Go map
+// holds at least eight slots, so the four two-entry ResourceLists of a pod
+// cost 2.7 KB; labels and annotations 1.3 KB) and the pointers between
+// them — which only sharing removes.
 //
 // # Fuzzing
 //
