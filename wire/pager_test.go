@@ -3,6 +3,7 @@ package wire_test
 import (
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/pager"
@@ -57,5 +58,32 @@ func TestPagedList(t *testing.T) {
 			mustEqual(t, "paged list", want, got)
 			_ = corev1.Pod{}
 		})
+	}
+}
+
+// TestListExpiredContinue: a Status in the middle of a paginated list (the
+// continue token's snapshot was compacted: 410 Expired) is the same
+// StatusError through wire as through the typed client, which makes the
+// reflector relist from scratch.
+func TestListExpiredContinue(t *testing.T) {
+	leak.Check(t)
+	s := startSim(t, 50, apisim.Config{ListSnapshots: -1})
+	for _, ct := range contentTypes() {
+		cfg := restConfig(s, ct)
+		cs := clientset(t, cfg)
+		lw := newPodLW(t, cfg, "", wire.WithContentType(ct))
+		first, err := lw.ListWithContext(ctx(t), metav1.ListOptions{Limit: 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Modify("ns-0", "pod-00000", func(p *corev1.Pod) { p.Labels["x"] = "y" })
+		s.Compact(s.ResourceVersion())
+		opts := metav1.ListOptions{Limit: 20, Continue: first.(*corev1.PodList).Continue}
+		_, werr := cs.CoreV1().Pods("").List(ctx(t), opts)
+		_, gerr := lw.ListWithContext(ctx(t), opts)
+		if !apierrors.IsResourceExpired(gerr) {
+			t.Fatalf("%s: %v, want 410 Expired", ctName(ct), gerr)
+		}
+		sameError(t, "expired continue", werr, gerr)
 	}
 }
