@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -56,19 +57,14 @@ type codec struct {
 	// canExcise: the type's protobuf metadata is field 1, so managedFields
 	// can be cut from the bytes (see pbwire.DropManagedFields).
 	canExcise bool
-	scheme    *runtime.Scheme
-	// Unstructured resources: gv is the resource's group version.
-	gv schema.GroupVersion
 
-	// negotiator gives client-go's decoders per media type: the typed
-	// clientset's (WithoutConversion) or the dynamic client's.
-	negotiator runtime.ClientNegotiator
-	reference  [2]struct {
+	// reference holds client-go's decoders per format.
+	reference [2]struct {
 		object runtime.Decoder // the body of a list, or a watch event's object
 		event  runtime.Decoder // a watch frame into metav1.WatchEvent
 	}
-	// known reports the kinds the reference decodes into typed objects even
-	// for an unstructured resource (metav1's, like Status).
+	// known reports the kinds the reference decodes into typed objects for
+	// an unstructured resource (metav1's, like Status).
 	known func(schema.GroupVersionKind) bool
 
 	diet diet
@@ -76,31 +72,26 @@ type codec struct {
 
 func newCodec(res Resource, d diet) (*codec, error) {
 	c := &codec{diet: d}
+	// The decoders a client-go client of the resource uses: the typed
+	// clientset's (WithoutConversion) or the dynamic client's.
+	var negotiator runtime.ClientNegotiator
 	if res.Object == nil {
-		c.gv = res.GVR.GroupVersion()
 		ns := newUnstructuredSerializer()
-		c.negotiator = runtime.NewClientNegotiator(ns, c.gv)
+		negotiator = runtime.NewClientNegotiator(ns, res.GVR.GroupVersion())
 		c.known = ns.scheme.Recognizes
 	} else {
 		c.typed = true
-		c.scheme = res.Scheme
-		kinds, _, err := c.scheme.ObjectKinds(res.Object)
+		kinds, _, err := res.Scheme.ObjectKinds(res.Object)
 		if err != nil {
 			return nil, fmt.Errorf("wire: example object: %w", err)
 		}
-		c.gvk = kinds[0]
-		if c.gvk.GroupVersion() != res.GVR.GroupVersion() {
-			for _, k := range kinds {
-				if k.GroupVersion() == res.GVR.GroupVersion() {
-					c.gvk = k
-				}
-			}
+		i := slices.IndexFunc(kinds, func(k schema.GroupVersionKind) bool { return k.GroupVersion() == res.GVR.GroupVersion() })
+		if i < 0 {
+			return nil, fmt.Errorf("wire: the example object is %v, not of resource %v", kinds[0], res.GVR)
 		}
-		if c.gvk.GroupVersion() != res.GVR.GroupVersion() {
-			return nil, fmt.Errorf("wire: the example object is %v, not of resource %v", c.gvk, res.GVR)
-		}
+		c.gvk = kinds[i]
 		c.listGVK = c.gvk.GroupVersion().WithKind(c.gvk.Kind + "List")
-		if !c.scheme.Recognizes(c.listGVK) {
+		if !res.Scheme.Recognizes(c.listGVK) {
 			return nil, fmt.Errorf("wire: the scheme has no list kind %v", c.listGVK)
 		}
 		c.apiVersion = c.gvk.GroupVersion().String()
@@ -114,14 +105,13 @@ func newCodec(res Resource, d diet) (*codec, error) {
 		if f, ok := t.FieldByName("ObjectMeta"); ok && f.Type == reflect.TypeFor[metav1.ObjectMeta]() {
 			c.canExcise = strings.HasPrefix(f.Tag.Get("protobuf"), "bytes,1,")
 		}
-		c.negotiator = runtime.NewClientNegotiator(serializer.NewCodecFactory(c.scheme).WithoutConversion(), c.gvk.GroupVersion())
-		c.known = func(schema.GroupVersionKind) bool { return true }
+		negotiator = runtime.NewClientNegotiator(serializer.NewCodecFactory(res.Scheme).WithoutConversion(), c.gvk.GroupVersion())
 	}
 	for _, f := range []format{formatJSON, formatProtobuf} {
 		if f == formatProtobuf && !c.protobuf {
 			continue
 		}
-		obj, ev, _, err := c.negotiator.StreamDecoder(f.mediaType(), nil)
+		obj, ev, _, err := negotiator.StreamDecoder(f.mediaType(), nil)
 		if err != nil {
 			return nil, fmt.Errorf("wire: no %s decoder: %w", f.mediaType(), err)
 		}
