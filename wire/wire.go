@@ -49,7 +49,7 @@ type ListerWatcher struct {
 	codec  *codec
 	accept string
 	bufs   *sync.Pool // *[]byte frame and item buffers
-	// listItems sets a typed list's Items (nil for unstructured).
+	// listType is the typed list struct (nil for unstructured).
 	listType reflect.Type
 }
 
