@@ -122,8 +122,9 @@ func TestStopPrompt(t *testing.T) {
 func TestStopWhileDecoding(t *testing.T) {
 	leak.Check(t)
 	var evs []watch.Event
-	for i := range 50 {
-		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint(i), Annotations: map[string]string{"a": string(bytes.Repeat([]byte("y"), 1<<20))}}}
+	big := string(bytes.Repeat([]byte("y"), 256<<10))
+	for i := range 16 {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint(i), Annotations: map[string]string{"a": big}}}
 		evs = append(evs, watch.Event{Type: watch.Added, Object: p})
 	}
 	stream := encodeWatch(t, formatJSON, evs, podGV)
