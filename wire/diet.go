@@ -94,23 +94,40 @@ func in[S ~string](s *S) {
 
 // canonical returns the canonical copy of s: from a direct-mapped front
 // cache when it was seen lately, else from the unique package (whose
-// lookups and weak handles cost several times a hash and a compare). The
-// cache holds at most cacheSlots strings strongly; a miss replaces one slot.
+// lookups, and weak handles for new strings, cost several times a hash and
+// a compare). A slot whose string was used since it was cached gets a
+// second chance instead of being replaced by a miss, so that strings seen
+// once (a pod's uid-like values) do not push out the ones every pod
+// repeats. The cache holds at most cacheSlots strings strongly.
 func canonical(s string) string {
 	slot := &frontCache[maphash.String(cacheSeed, s)&(cacheSlots-1)]
-	if p := slot.Load(); p != nil && *p == s {
-		return *p
+	e := slot.Load()
+	if e != nil && e.s == s {
+		if !e.used.Load() {
+			e.used.Store(true)
+		}
+		return e.s
 	}
 	c := unique.Make(s).Value()
-	slot.Store(&c)
+	if e != nil && e.used.Load() {
+		e.used.Store(false)
+		return c
+	}
+	slot.Store(&cached{s: c})
 	return c
+}
+
+// cached is a front cache entry.
+type cached struct {
+	s    string
+	used atomic.Bool // looked up since cached or since its second chance
 }
 
 const cacheSlots = 1 << 14
 
 var (
 	cacheSeed  = maphash.MakeSeed()
-	frontCache [cacheSlots]atomic.Pointer[string]
+	frontCache [cacheSlots]atomic.Pointer[cached]
 )
 
 // resetFrontCache empties the front cache and the cache of shared values
