@@ -179,10 +179,10 @@
 //
 // Interned field classes, each alone on top of dropping managedFields,
 // saving per pod: metadata (namespace, label keys and values, annotation
-// keys, owner references, finalizers) 0.6 KB; annotation values 0.2 KB
+// keys, owner references, finalizers) 0.7 KB; annotation values 0.2 KB
 // more; pod spec (node, service account, scheduler, policies, node
 // selector, tolerations, volumes, affinity) 0.5 KB; containers (names,
-// images, args, ports, env names and references, mounts, probes) 1.2 KB;
+// images, args, ports, env names and references, mounts, probes) 1.3 KB;
 // status (phase, conditions, host IPs, QoS, container statuses) 0.4 KB; env
 // values nothing — apisim draws them at random per pod, so every one is a
 // miss that only fills the caches — so env values are not interned by
@@ -193,6 +193,30 @@
 // holds at least eight slots, so the four two-entry ResourceLists of a pod
 // cost 2.7 KB; labels and annotations 1.3 KB) and the pointers between
 // them — which only sharing removes.
+//
+// # Performance
+//
+// Same run, six interleaved rounds, 2 shared cores (load average 2.4–4.5:
+// other work compiling), medians with the per-round min–max of the ratio
+// (BenchmarkWatchDecode, BenchmarkListDecode; realistic pods with
+// managedFields, protobuf, replayed from memory):
+//
+//	watch decode, ns/event             median    vs client-go
+//	  single-core floor (proto only)    29 µs    3.1x [2.6–4.2]
+//	  client-go StreamWatcher           86 µs    1.0x
+//	  wire, 1 worker                    65 µs    1.4x [1.1–2.1]
+//	  wire, 2 workers                   40 µs    2.3x [1.5–4.6]
+//	  wire, 1 worker, WithDiet          92 µs    0.9x [0.7–1.3]
+//	  wire, 2 workers, WithDiet         85 µs    1.0x [0.9–1.2]
+//	list decode of 10k pods, ns/pod
+//	  client-go (ReadAll + Into)       134 µs    1.0x   784 MB allocated
+//	  wire, 1 worker                    38 µs    3.5x [1.8–5.5]   377 MB
+//	  wire, 2 workers                   34 µs    3.7x [1.9–6.3]   378 MB
+//
+// Interning costs about 25 µs of CPU per pod (≈215 lookups, 90% answered by
+// the front cache; the misses go to unique.Make), so with the diet decode is
+// no faster than client-go's; it buys the heap above, and less heap to scan
+// for the garbage collector of a large informer.
 //
 // # Fuzzing
 //
