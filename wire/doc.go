@@ -196,27 +196,28 @@
 //
 // # Performance
 //
-// Same run, six interleaved rounds, 2 shared cores (load average 2.4–4.5:
-// other work compiling), medians with the per-round min–max of the ratio
-// (BenchmarkWatchDecode, BenchmarkListDecode; realistic pods with
+// One run, six interleaved rounds, 2 cores shared with other work (load
+// average 1.3–1.5), medians with the per-round min–max of the ratio to
+// client-go (BenchmarkWatchDecode, BenchmarkListDecode; realistic pods with
 // managedFields, protobuf, replayed from memory):
 //
-//	watch decode, ns/event             median    vs client-go
-//	  single-core floor (proto only)    29 µs    3.1x [2.6–4.2]
-//	  client-go StreamWatcher           86 µs    1.0x
-//	  wire, 1 worker                    65 µs    1.4x [1.1–2.1]
-//	  wire, 2 workers                   40 µs    2.3x [1.5–4.6]
-//	  wire, 1 worker, WithDiet          92 µs    0.9x [0.7–1.3]
-//	  wire, 2 workers, WithDiet         85 µs    1.0x [0.9–1.2]
-//	list decode of 10k pods, ns/pod
-//	  client-go (ReadAll + Into)       134 µs    1.0x   784 MB allocated
-//	  wire, 1 worker                    38 µs    3.5x [1.8–5.5]   377 MB
-//	  wire, 2 workers                   34 µs    3.7x [1.9–6.3]   378 MB
+//	watch decode, per event          median    vs client-go
+//	  single-core floor (proto only)   28 µs    2.8x [2.3–3.4]
+//	  client-go StreamWatcher          78 µs    1.0x
+//	  wire, 1 worker                   47 µs    1.4x [1.3–2.2]
+//	  wire, 2 workers                  32 µs    2.5x [1.8–3.1]
+//	  wire, 1 worker, WithDiet         90 µs    0.9x [0.7–1.0]
+//	  wire, 2 workers, WithDiet        77 µs    1.0x [0.8–1.3]
+//	list decode of 10k pods, per pod
+//	  client-go (ReadAll + Into)      125 µs    1.0x   784 MB allocated
+//	  wire, 1 worker                   34 µs    3.8x [3.1–4.4]   377 MB
+//	  wire, 2 workers                  30 µs    4.4x [2.8–5.1]   378 MB
 //
-// Interning costs about 25 µs of CPU per pod (≈215 lookups, 90% answered by
-// the front cache; the misses go to unique.Make), so with the diet decode is
-// no faster than client-go's; it buys the heap above, and less heap to scan
-// for the garbage collector of a large informer.
+// Interning costs about 40 µs of CPU per pod (≈215 lookups, 90% answered
+// by the front cache; the misses go to unique.Make, whose inserts — weak
+// handles — also scale poorly across workers), so with the diet decoding is
+// no faster than client-go's; it buys the heap above, and less heap for a
+// large informer's garbage collector to scan.
 //
 // # Fuzzing
 //
