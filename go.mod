@@ -3,6 +3,7 @@ module github.com/shardinformer/shardinformer
 go 1.26.0
 
 require (
+	github.com/google/go-cmp v0.7.0
 	github.com/google/pprof v0.0.0-20211214055906-6f57359322fd
 	github.com/pkg/profile v1.7.0
 	github.com/prometheus/client_golang v1.25.0
@@ -14,6 +15,8 @@ require (
 	k8s.io/client-go v0.37.2
 	k8s.io/klog/v2 v2.140.0
 	k8s.io/utils v0.0.0-20260626114624-be93311217bd
+	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730
+	sigs.k8s.io/randfill v1.0.0
 )
 
 require (
@@ -62,8 +65,6 @@ require (
 	gopkg.in/evanphx/json-patch.v4 v4.13.0 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
 	k8s.io/kube-openapi v0.0.0-20260721132016-d427ff9ee9ad // indirect
-	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect
-	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )

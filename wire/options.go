@@ -1,0 +1,139 @@
+package wire
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ContentType selects the encoding requested from the API server.
+type ContentType int
+
+const (
+	// Protobuf asks for protobuf where the resource's type has a protobuf
+	// encoding (built-in types) and JSON otherwise (unstructured). The
+	// default.
+	Protobuf ContentType = iota
+	// JSON always asks for JSON.
+	JSON
+)
+
+// DefaultMaxFrameSize bounds a watch frame and a list item: client-go's
+// watch decoder refuses larger objects too.
+const DefaultMaxFrameSize = 16 << 20
+
+// maxFrameSizeLimit keeps the first byte of a protobuf frame's length below
+// every byte a JSON stream can start with (see sniffing in doc.go).
+const maxFrameSizeLimit = 128 << 20
+
+// config is what the options set. Zero values mean the defaults.
+type config struct {
+	workers       int
+	window        int
+	labelSelector string
+	fieldSelector string
+	tweak         func(*metav1.ListOptions)
+	contentType   ContentType
+	maxFrameSize  int
+	diet          diet
+}
+
+// Option configures a ListerWatcher.
+type Option func(*config)
+
+// WithWorkers sets the number of decoder goroutines per list or watch
+// (default GOMAXPROCS). With 1, a watch decodes on its reader goroutine and
+// a list on the caller's.
+func WithWorkers(n int) Option { return func(c *config) { c.workers = n } }
+
+// WithWindow bounds how many frames or items one list or watch holds in
+// flight between the reader and the consumer: read and not yet delivered
+// (default 16 per worker). A full window stops the reader, so the TCP
+// stream applies backpressure to the server.
+func WithWindow(n int) Option { return func(c *config) { c.window = n } }
+
+// WithLabelSelector restricts lists and watches to objects matching sel.
+func WithLabelSelector(sel string) Option { return func(c *config) { c.labelSelector = sel } }
+
+// WithFieldSelector restricts lists and watches to objects matching sel.
+func WithFieldSelector(sel string) Option { return func(c *config) { c.fieldSelector = sel } }
+
+// WithTweakListOptions edits the options of every list and watch request
+// last, like the tweak function of client-go's informer factories.
+func WithTweakListOptions(f func(*metav1.ListOptions)) Option {
+	return func(c *config) { c.tweak = f }
+}
+
+// WithContentType selects the requested encoding (default Protobuf).
+func WithContentType(t ContentType) Option { return func(c *config) { c.contentType = t } }
+
+// WithMaxFrameSize bounds the size of a watch frame, a list item and a
+// list's metadata (default DefaultMaxFrameSize, at most 128 MiB). A larger
+// one ends the list with an error, or the watch with an ERROR event, before
+// anything of its size is allocated.
+func WithMaxFrameSize(n int) Option { return func(c *config) { c.maxFrameSize = n } }
+
+// WithDropManagedFields removes metadata.managedFields from every object
+// while decoding: its bytes are cut out before the object is unmarshalled,
+// so it costs neither decoding time nor heap.
+func WithDropManagedFields() Option { return func(c *config) { c.diet.dropManagedFields = true } }
+
+// WithInterning makes decoded objects share one copy of each string that
+// repeats across objects (namespace, label and annotation keys and values,
+// owner references, node, image and container names, and the like; see
+// doc.go for the fields and their measured effect). Strings are immutable,
+// so sharing them is invisible to users; maps and slices are never shared.
+func WithInterning() Option {
+	return func(c *config) { c.diet.intern, c.diet.classes = true, internDefault }
+}
+
+// WithCompaction stores each decoded pod's slices in arrays of exactly
+// their length: a decoder appends repeated fields one by one and leaves up
+// to half of each array's capacity unused. Pods only.
+func WithCompaction() Option { return func(c *config) { c.diet.compact = true } }
+
+// WithSharedValues makes pods with identical resource requirements,
+// probes, security contexts, affinity, tolerations or node selector share
+// one copy of each (maps, slices and structs, not only strings). Only for
+// informers whose handlers, transforms and readers never modify cached
+// objects — client-go's contract, which not every controller keeps: a
+// change to one pod's shared part would show in every pod sharing it. Not
+// part of WithDiet.
+func WithSharedValues() Option { return func(c *config) { c.diet.share = true } }
+
+// WithDiet is WithDropManagedFields, WithInterning and WithCompaction.
+func WithDiet() Option {
+	return func(c *config) {
+		c.diet = diet{dropManagedFields: true, intern: true, compact: true, classes: internDefault}
+	}
+}
+
+func (c *config) setDefaults() {
+	if c.workers == 0 {
+		c.workers = runtime.GOMAXPROCS(0)
+	}
+	if c.window == 0 {
+		c.window = 16 * c.workers
+	}
+	if c.maxFrameSize == 0 {
+		c.maxFrameSize = DefaultMaxFrameSize
+	}
+}
+
+var errInvalidOption = errors.New("wire: invalid option")
+
+func (c *config) validate() error {
+	switch {
+	case c.workers < 1:
+		return fmt.Errorf("%w: workers %d < 1", errInvalidOption, c.workers)
+	case c.window < c.workers:
+		return fmt.Errorf("%w: window %d smaller than workers %d", errInvalidOption, c.window, c.workers)
+	case c.maxFrameSize < 1 || c.maxFrameSize > maxFrameSizeLimit:
+		return fmt.Errorf("%w: max frame size %d not in [1, %d]", errInvalidOption, c.maxFrameSize, maxFrameSizeLimit)
+	case c.contentType != Protobuf && c.contentType != JSON:
+		return fmt.Errorf("%w: content type %d", errInvalidOption, c.contentType)
+	}
+	return nil
+}

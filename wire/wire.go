@@ -1,0 +1,209 @@
+package wire
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+)
+
+// Resource says what a ListerWatcher lists and watches and how it decodes
+// it.
+type Resource struct {
+	// GVR is the resource, e.g. {Version: "v1", Resource: "pods"}.
+	GVR schema.GroupVersionResource
+	// Namespace restricts the resource to one namespace; "" means all
+	// namespaces (and is required for cluster-scoped resources).
+	Namespace string
+	// Object is an example of the resource's typed object (&corev1.Pod{}):
+	// lists come back as the type's list (*corev1.PodList) and objects as
+	// the type. Nil decodes into unstructured.Unstructured and
+	// unstructured.UnstructuredList, as client-go's dynamic client does: for
+	// custom resources or any resource without Go types.
+	Object runtime.Object
+	// Scheme knows Object's kind and its list kind; nil means client-go's
+	// kubernetes/scheme.Scheme.
+	Scheme *runtime.Scheme
+}
+
+// ListerWatcher lists and watches one resource, decoding responses as they
+// stream in on several goroutines (see the package documentation). It
+// satisfies client-go's cache.ListerWatcher and
+// cache.ListerWatcherWithContext and supports WatchList, so it serves
+// client-go's informers and reflectors as well as pipeline's. It is safe for
+// concurrent use; every List and Watch is independent.
+type ListerWatcher struct {
+	client rest.Interface
+	res    Resource
+	cfg    config
+	codec  *codec
+	accept string
+	bufs   *sync.Pool // *[]byte frame and item buffers
+	// listType is the typed list struct (nil for unstructured).
+	listType reflect.Type
+}
+
+var (
+	_ cache.ListerWatcher            = (*ListerWatcher)(nil)
+	_ cache.ListerWatcherWithContext = (*ListerWatcher)(nil)
+)
+
+// New returns a ListerWatcher that sends its requests through client, a
+// REST client for res.GVR's group and version (for example
+// clientset.CoreV1().RESTClient()), as cache.NewListWatchFromClient does.
+// The client's throttling, retries, warnings and error handling apply; it
+// must be able to decode metav1.Status in the content types requested
+// (clientset REST clients can). New starts nothing.
+func New(client rest.Interface, res Resource, opts ...Option) (*ListerWatcher, error) {
+	if client == nil {
+		return nil, fmt.Errorf("%w: nil client", errInvalidOption)
+	}
+	if res.GVR.Resource == "" || res.GVR.Version == "" {
+		return nil, fmt.Errorf("%w: resource %v has no version or resource", errInvalidOption, res.GVR)
+	}
+	if gv := client.APIVersion(); !gv.Empty() && gv != res.GVR.GroupVersion() {
+		return nil, fmt.Errorf("%w: the client is for %v, the resource %v", errInvalidOption, gv, res.GVR)
+	}
+	if res.Object != nil && res.Scheme == nil {
+		res.Scheme = scheme.Scheme
+	}
+	var cfg config
+	for _, o := range opts {
+		o(&cfg)
+	}
+	cfg.setDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	c, err := newCodec(res, cfg.diet)
+	if err != nil {
+		return nil, err
+	}
+	lw := &ListerWatcher{
+		client: client,
+		res:    res,
+		cfg:    cfg,
+		codec:  c,
+		accept: runtime.ContentTypeJSON,
+		bufs:   &sync.Pool{},
+	}
+	if c.protobuf && cfg.contentType == Protobuf {
+		lw.accept = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
+	}
+	if c.typed {
+		list, err := res.Scheme.New(c.listGVK)
+		if err != nil {
+			return nil, fmt.Errorf("wire: %w", err)
+		}
+		lw.listType = reflect.TypeOf(list).Elem()
+		items, ok := lw.listType.FieldByName("Items")
+		if !ok || items.Type.Kind() != reflect.Slice || items.Type.Elem() != reflect.TypeOf(res.Object).Elem() {
+			return nil, fmt.Errorf("wire: %v has no Items of %T", lw.listType, res.Object)
+		}
+		if lm, ok := lw.listType.FieldByName("ListMeta"); !ok || lm.Type != reflect.TypeFor[metav1.ListMeta]() {
+			return nil, fmt.Errorf("wire: %v has no metav1.ListMeta", lw.listType)
+		}
+	}
+	return lw, nil
+}
+
+// NewForConfig builds a REST client for res from cfg (its QPS, burst, rate
+// limiter, transport and timeout apply) and returns New's ListerWatcher on
+// it.
+func NewForConfig(cfg *rest.Config, res Resource, opts ...Option) (*ListerWatcher, error) {
+	c := rest.CopyConfig(cfg)
+	gv := res.GVR.GroupVersion()
+	c.GroupVersion = &gv
+	c.APIPath = "/apis"
+	if gv.Group == "" {
+		c.APIPath = "/api"
+	}
+	if res.Object != nil {
+		s := res.Scheme
+		if s == nil {
+			s = scheme.Scheme
+		}
+		c.NegotiatedSerializer = serializer.NewCodecFactory(s).WithoutConversion()
+	} else {
+		c.NegotiatedSerializer = newUnstructuredSerializer()
+	}
+	if c.UserAgent == "" {
+		c.UserAgent = rest.DefaultKubernetesUserAgent()
+	}
+	client, err := rest.RESTClientFor(c)
+	if err != nil {
+		return nil, fmt.Errorf("wire: %w", err)
+	}
+	return New(client, res, opts...)
+}
+
+// protobufRequested reports whether requests accept protobuf.
+func (lw *ListerWatcher) protobufRequested() bool {
+	return lw.codec.protobuf && lw.cfg.contentType == Protobuf
+}
+
+// IsWatchListSemanticsUnSupported tells client-go's reflector that this
+// ListerWatcher supports WatchList (streaming the initial state as watch
+// events, ended by the k8s.io/initial-events-end bookmark).
+func (lw *ListerWatcher) IsWatchListSemanticsUnSupported() bool { return false }
+
+// request builds a GET for the resource with opts, as a typed clientset's
+// List and Watch build theirs.
+func (lw *ListerWatcher) request(opts metav1.ListOptions) (*rest.Request, time.Duration) {
+	if lw.cfg.labelSelector != "" {
+		opts.LabelSelector = lw.cfg.labelSelector
+	}
+	if lw.cfg.fieldSelector != "" {
+		opts.FieldSelector = lw.cfg.fieldSelector
+	}
+	if lw.cfg.tweak != nil {
+		lw.cfg.tweak(&opts)
+	}
+	var timeout time.Duration
+	if opts.TimeoutSeconds != nil {
+		timeout = time.Duration(*opts.TimeoutSeconds) * time.Second
+	}
+	ns := lw.res.Namespace
+	return lw.client.Get().
+		NamespaceIfScoped(ns, ns != "").
+		Resource(lw.res.GVR.Resource).
+		VersionedParams(&opts, metav1.ParameterCodec).
+		Timeout(timeout).
+		SetHeader("Accept", lw.accept), timeout
+}
+
+// List implements cache.Lister.
+func (lw *ListerWatcher) List(opts metav1.ListOptions) (runtime.Object, error) {
+	return lw.ListWithContext(context.Background(), opts)
+}
+
+// Watch implements cache.Watcher.
+func (lw *ListerWatcher) Watch(opts metav1.ListOptions) (watch.Interface, error) {
+	return lw.WatchWithContext(context.Background(), opts)
+}
+
+// getBuf returns a buffer of length n.
+func (lw *ListerWatcher) getBuf(n int) []byte {
+	if p, ok := lw.bufs.Get().(*[]byte); ok && cap(*p) >= n {
+		return (*p)[:n]
+	}
+	return make([]byte, n, max(n, 4<<10))
+}
+
+// putBuf returns a buffer to the pool.
+func (lw *ListerWatcher) putBuf(b []byte) {
+	if cap(b) > 1<<20 {
+		return // keep only common sizes
+	}
+	lw.bufs.Put(&b)
+}
