@@ -5,13 +5,22 @@ GO       ?= go
 GOBIN    := $(shell $(GO) env GOPATH)/bin
 export PATH := $(GOBIN):$(PATH)
 
-.PHONY: all test vet run bench profile e2e cluster cluster-bins clean
+.PHONY: all test fuzz vet run bench profile e2e cluster cluster-bins clean
 
 all: test
 
-## test: go vet and every unit, conformance and model test under the race detector.
+## test: go vet, every unit, conformance and model test under the race detector, the
+## examples' own modules, and a brief run of every fuzz target (FUZZTIME, default 3s each).
+FUZZTIME ?= 3s
+EXAMPLES := $(patsubst %/go.mod,%,$(wildcard examples/*/go.mod))
 test: vet
 	$(GO) test -race -count=1 -timeout 20m ./...
+	@for m in $(EXAMPLES); do echo "== $$m"; (cd $$m && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 10m ./...) || exit 1; done
+	bash hack/fuzz.sh $(FUZZTIME)
+
+## fuzz: every fuzz target for FUZZTIME each (make fuzz FUZZTIME=5m for a real session).
+fuzz:
+	bash hack/fuzz.sh $(FUZZTIME)
 
 vet:
 	@unformatted="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \

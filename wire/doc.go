@@ -224,5 +224,5 @@
 // The fuzz targets (FuzzProtoWatch, FuzzJSONWatch, FuzzProtoList,
 // FuzzJSONList, FuzzDropManagedFieldsProto, FuzzDropManagedFieldsJSON here,
 // FuzzReadValue in internal/jsonwire) run their seed corpora (testdata/fuzz)
-// with go test; wire/fuzz.sh runs each for a few seconds.
+// with go test; `make fuzz` (hack/fuzz.sh) runs each for a few seconds.
 package wire
