@@ -74,6 +74,16 @@ type Config struct {
 	// current versions keep their decoded form and only superseded ones
 	// are reduced to their encodings.
 	EncodedOnly bool
+
+	// ShardedListAndWatch is kube-apiserver's feature gate of that name
+	// (KEP-5866, alpha in 1.36, off by default). On, LIST and WATCH honour
+	// the shardSelector parameter: only objects whose hash of the selected
+	// field lies in one of its ranges are returned, typed lists echo it in
+	// metadata.shardInfo, and a selector that does not parse fails the
+	// request with 500 "invalid shard selector: …". Off (the default, as on
+	// the real server), the parameter is ignored: every object is returned,
+	// nothing is echoed, and a malformed selector is no error.
+	ShardedListAndWatch bool
 }
 
 func (c Config) withDefaults() Config {

@@ -44,6 +44,7 @@ func withTypeMeta(p *corev1.Pod) *corev1.Pod {
 // events, objects and lists are byte for byte what apimachinery's
 // serializers produce.
 func TestWireFormatMatchesAPIMachinery(t *testing.T) {
+	pods := newResourceSet().pods
 	pod := NewPod("default", "web-1", 42, PodOptions{ManagedFields: true})
 	pod.ResourceVersion = "12345"
 	for _, tc := range []struct {
@@ -51,10 +52,13 @@ func TestWireFormatMatchesAPIMachinery(t *testing.T) {
 		ct   contentType
 	}{{"json", ctJSON}, {"protobuf", ctProtobuf}} {
 		t.Run("contentType="+tc.name, func(t *testing.T) {
-			body := encodePod(pod, tc.ct)
+			body, err := pods.codec.encode(pod, tc.ct)
+			if err != nil {
+				t.Fatal(err)
+			}
 
 			var got bytes.Buffer
-			fw := &frameWriter{ct: tc.ct, w: &got}
+			fw := &frameWriter{ct: tc.ct, v: pods.full, w: &got}
 			if err := fw.writeEvent("MODIFIED", body); err != nil {
 				t.Fatal(err)
 			}
@@ -66,7 +70,11 @@ func TestWireFormatMatchesAPIMachinery(t *testing.T) {
 			got.Reset()
 			bm := &corev1.Pod{TypeMeta: metav1.TypeMeta{Kind: "Pod", APIVersion: "v1"},
 				ObjectMeta: metav1.ObjectMeta{ResourceVersion: "7"}}
-			if err := fw.writeRawEvent("BOOKMARK", encodeObject(bm, tc.ct)); err != nil {
+			bmBody, err := bookmarkBody(pods, pods.full, tc.ct, 7, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := fw.writeEvent("BOOKMARK", bmBody); err != nil {
 				t.Fatal(err)
 			}
 			if want := referenceEvent(t, tc.ct.mediaType(), "BOOKMARK", bm); !bytes.Equal(got.Bytes(), want) {
@@ -84,23 +92,23 @@ func TestWireFormatMatchesAPIMachinery(t *testing.T) {
 
 			// A list: decoded by client-go's decoder it equals the input, and
 			// in protobuf it is byte-identical to the serializer's PodList.
-			pods := []*corev1.Pod{pod, NewPod("default", "web-2", 43, PodOptions{}), NewPod("kube-system", "dns", 44, PodOptions{})}
-			items := make([]*object, len(pods))
-			for i, p := range pods {
-				items[i] = newObject(p.DeepCopy(), uint64(100+i))
+			list := []*corev1.Pod{pod, NewPod("default", "web-2", 43, PodOptions{}), NewPod("kube-system", "dns", 44, PodOptions{})}
+			items := make([]*object, len(list))
+			for i, p := range list {
+				items[i] = newObject(pods, p.DeepCopy(), uint64(100+i))
 			}
 			remaining := int64(5)
 			meta := metav1.ListMeta{ResourceVersion: "999", Continue: "tok", RemainingItemCount: &remaining}
 			got.Reset()
 			for _, o := range items {
-				ensureEncoded(o, tc.ct)
+				o.encoded(encoding(tc.ct))
 			}
-			if err := fw.writeList(meta, items, func(i int) []byte { return ensureEncoded(items[i], tc.ct) }); err != nil {
+			if err := fw.writeList(meta, items, func(i int) []byte { return items[i].encoded(encoding(tc.ct)) }); err != nil {
 				t.Fatal(err)
 			}
 			ref := &corev1.PodList{TypeMeta: metav1.TypeMeta{Kind: "PodList", APIVersion: "v1"}, ListMeta: meta}
 			for _, o := range items {
-				ref.Items = append(ref.Items, *o.decoded())
+				ref.Items = append(ref.Items, *o.decoded().(*corev1.Pod))
 			}
 			if tc.ct == ctProtobuf {
 				if want := encodeObject(ref, tc.ct); !bytes.Equal(got.Bytes(), want) {
@@ -112,9 +120,9 @@ func TestWireFormatMatchesAPIMachinery(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			list := obj.(*corev1.PodList)
-			list.TypeMeta = ref.TypeMeta
-			if !apiequality.Semantic.DeepEqual(list, ref) {
+			decoded := obj.(*corev1.PodList)
+			decoded.TypeMeta = ref.TypeMeta
+			if !apiequality.Semantic.DeepEqual(decoded, ref) {
 				t.Errorf("decoded list differs from input")
 			}
 		})
@@ -147,8 +155,8 @@ func TestNegotiate(t *testing.T) {
 		{"application/cbor", ctJSON, false},
 		{"text/html, application/*;q=0.1", ctJSON, true},
 	} {
-		got, ok := negotiate(tc.accept)
-		if ok != tc.ok || (ok && got != tc.want) {
+		got, ok := negotiate(tc.accept, newResourceSet().pods)
+		if ok != tc.ok || (ok && got.ct != tc.want) {
 			t.Errorf("negotiate(%q) = %v, %v; want %v, %v", tc.accept, got, ok, tc.want, tc.ok)
 		}
 	}
