@@ -58,8 +58,8 @@ func typed[X any, P interface {
 	return typedCodec[X, P]{}
 }
 
-func (typedCodec[X, P]) empty() Object             { return P(new(X)) }
-func (typedCodec[X, P]) deepCopy(o Object) Object  { return o.DeepCopyObject().(Object) }
+func (typedCodec[X, P]) empty() Object            { return P(new(X)) }
+func (typedCodec[X, P]) deepCopy(o Object) Object { return o.DeepCopyObject().(Object) }
 func (typedCodec[X, P]) shallowCopy(o Object) Object {
 	cp := *o.(P)
 	return P(&cp)

@@ -129,8 +129,8 @@ var metaViews = map[string]*view{
 
 // resourceSet holds the served resources.
 type resourceSet struct {
-	all    []*apiResource          // in discovery order
-	byPath map[string]*apiResource // "group/version/resource"
+	all                                    []*apiResource          // in discovery order
+	byPath                                 map[string]*apiResource // "group/version/resource"
 	pods, configMaps, deployments, widgets *apiResource
 }
 

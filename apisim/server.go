@@ -168,7 +168,9 @@ func (s *Server) Delete(namespace, name string) (*corev1.Pod, error) {
 func (s *Server) Load(pods []*corev1.Pod) error { return s.Pods().Load(pods) }
 
 // Get is Pods().Get: a copy of the current pod namespace/name.
-func (s *Server) Get(namespace, name string) (*corev1.Pod, bool) { return s.Pods().Get(namespace, name) }
+func (s *Server) Get(namespace, name string) (*corev1.Pod, bool) {
+	return s.Pods().Get(namespace, name)
+}
 
 // List is Pods().List: copies of the current pods in namespace ("" for
 // all), in key order.
