@@ -197,7 +197,7 @@ func TestDiscovery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rl.APIResources) != 2 || rl.APIResources[0].Name != "pods" || rl.APIResources[1].Name != "configmaps" {
+	if len(rl.APIResources) != 2 || rl.APIResources[0].Name != "configmaps" || rl.APIResources[1].Name != "pods" {
 		t.Errorf("resources: %+v", rl.APIResources)
 	}
 }

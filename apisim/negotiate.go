@@ -1,6 +1,8 @@
 package apisim
 
 import (
+	"strings"
+
 	"github.com/munnerz/goautoneg"
 )
 
@@ -121,4 +123,30 @@ func negotiateWith(accept string, allow func(mediaType, params) (format, bool)) 
 		}
 	}
 	return format{}, false
+}
+
+// The media types go-restful's routes for built-in resources produce, as
+// its 406 lists them.
+const (
+	listProduces = "application/json, application/yaml, application/vnd.kubernetes.protobuf, " +
+		"application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch"
+	getProduces = "application/json, application/yaml, application/vnd.kubernetes.protobuf"
+)
+
+// routeAccepts reports whether go-restful's route selection accepts an
+// Accept header: some clause, parameters dropped and spaces trimmed, is
+// "*/*" or exactly one of the route's media types (so "application/*" is
+// not). An empty header is "*/*".
+func routeAccepts(accept string) bool {
+	if accept == "" {
+		return true
+	}
+	for clause := range strings.SplitSeq(accept, ",") {
+		mt, _, _ := strings.Cut(clause, ";")
+		switch strings.Trim(mt, " ") {
+		case "*/*", "application/json", "application/yaml", "application/vnd.kubernetes.protobuf":
+			return true
+		}
+	}
+	return false
 }

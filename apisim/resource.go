@@ -2,7 +2,9 @@ package apisim
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -223,6 +225,7 @@ func (reg *resourceSet) resources(gv schema.GroupVersion) []metav1.APIResource {
 			Verbs: []string{"get", "list", "watch"}, ShortNames: r.shortNames, Categories: r.categories,
 		})
 	}
+	slices.SortFunc(out, func(a, b metav1.APIResource) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 

@@ -317,11 +317,22 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, r, apierrors.NewMethodNotSupported(res.groupResource(), strings.ToLower(r.Method)))
 		return
 	}
+	if !res.custom && !routeAccepts(r.Header.Get("Accept")) {
+		// Built-in resources are routed by go-restful, which refuses an
+		// Accept header naming none of the route's media types first.
+		s.stats.other.Add(1)
+		produces := listProduces
+		if name != "" {
+			produces = getProduces
+		}
+		writeStatus(w, r, notAcceptable("406: Not Acceptable\n\nAvailable representations: "+produces))
+		return
+	}
 	fm, ok := negotiate(r.Header.Get("Accept"), res)
 	if !ok {
 		s.stats.other.Add(1)
-		writeStatus(w, r, apierrors.NewGenericServerResponse(http.StatusNotAcceptable, "", res.groupResource(), "",
-			"only the following media types are accepted: application/json, application/vnd.kubernetes.protobuf", 0, false))
+		writeStatus(w, r, notAcceptable("only the following media types are accepted: "+
+			"application/json, application/yaml, application/vnd.kubernetes.protobuf"))
 		return
 	}
 	if s.unavailable.Load() {
@@ -396,8 +407,16 @@ func (s *Server) serveGet(w http.ResponseWriter, r *http.Request, res *apiResour
 		return
 	}
 	if fm.convert == asPartialList {
-		writeStatus(w, r, notAcceptable(fmt.Sprintf(
-			"you requested PartialObjectMetadataList, but the requested object is not a list (*%s)", res.internalType)))
+		err := notAcceptable(fmt.Sprintf(
+			"you requested PartialObjectMetadataList, but the requested object is not a list (*%s)", res.internalType))
+		if res.custom {
+			// An *unstructured.Unstructured passes the API server's list
+			// check (it has ListInterface's methods) and fails when its
+			// items are walked: a plain error, hence a 500.
+			err = &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure,
+				Code: http.StatusInternalServerError, Reason: metav1.StatusReasonUnknown, Message: "content is not a list"}}
+		}
+		writeStatus(w, r, err)
 		return
 	}
 	body := o.encoded(fm.view.encoding(fm.ct))
