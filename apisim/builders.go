@@ -20,7 +20,7 @@ func seeded(seed int64, salt uint64) *rand.Rand {
 	return rand.New(rand.NewPCG(uint64(seed), 0x9e3779b97f4a7c15^salt))
 }
 
-// NewConfigMap returns a realistic configmap of about 2–6 KB of JSON, as a
+// NewConfigMap returns a realistic configmap of about 2–4 KB of JSON, as a
 // Helm release leaves them: labels, annotations, and data entries holding a
 // YAML configuration, a properties file, a JSON feature-flag document and
 // plain settings. Deterministic per (namespace, name, seed); resourceVersion,
@@ -148,11 +148,13 @@ func NewDeployment(namespace, name string, seed int64) *appsv1.Deployment {
 	}
 }
 
-// NewWidget returns a custom resource of kind WidgetKind of about 1–3 KB of
+// NewWidget returns a custom resource of kind WidgetKind of about 1 KB of
 // JSON, shaped like an operator's resource: labels, annotations, a spec
 // with scalars, a selector, ports, a settings map and tags, and a status
 // with conditions. Values are JSON types (int64, float64, string, bool,
-// maps, slices) as unstructured objects require. Deterministic per
+// maps, slices) as unstructured objects require, and floats are never whole
+// numbers, so an object equals itself after a JSON round trip (which turns
+// 12.0 into 12). Deterministic per
 // (namespace, name, seed); resourceVersion, uid and creationTimestamp are
 // left for the store.
 func NewWidget(namespace, name string, seed int64) *unstructured.Unstructured {
@@ -169,7 +171,7 @@ func NewWidget(namespace, name string, seed int64) *unstructured.Unstructured {
 	settings := map[string]any{}
 	for i := range 4 + r.IntN(12) {
 		settings[fmt.Sprintf("%s-%d", pick([]string{"timeout", "threshold", "ratio", "mode"}), i)] = []any{
-			int64(r.IntN(1000)), float64(r.IntN(100)) / 8, pick([]string{"fast", "safe", "auto"}), r.IntN(2) == 0,
+			int64(r.IntN(1000)), float64(r.IntN(100)) + 0.25, pick([]string{"fast", "safe", "auto"}), r.IntN(2) == 0,
 		}[r.IntN(4)]
 	}
 	tags := []any{}
