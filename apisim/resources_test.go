@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -17,8 +18,11 @@ import (
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/pager"
 )
 
@@ -488,4 +492,102 @@ func rawRequest(t testing.TB, method, url, accept string) *http.Response {
 	}
 	t.Cleanup(func() { resp.Body.Close() })
 	return resp
+}
+
+// TestDiscoveryEveryGroup: client-go's discovery client and a REST mapper
+// built on it find every served resource in its group, version and scope.
+func TestDiscoveryEveryGroup(t *testing.T) {
+	s := startServer(t, Config{})
+	dc, err := discovery.NewDiscoveryClientForConfig(s.RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups, lists, err := dc.ServerGroupsAndResources()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, g := range groups {
+		names = append(names, g.Name+"="+g.PreferredVersion.GroupVersion)
+	}
+	if want := []string{"=v1", "apps=apps/v1", "example.shardinformer.io=example.shardinformer.io/v1"}; !slices.Equal(names, want) {
+		t.Errorf("groups %v, want %v", names, want)
+	}
+	served := map[string]bool{}
+	for _, l := range lists {
+		for _, r := range l.APIResources {
+			served[l.GroupVersion+"/"+r.Name] = r.Namespaced && slices.Equal(r.Verbs, []string{"get", "list", "watch"})
+		}
+	}
+	for _, gvr := range []schema.GroupVersionResource{PodsResource, ConfigMapsResource, DeploymentsResource, WidgetsResource} {
+		if !served[gvr.GroupVersion().String()+"/"+gvr.Resource] {
+			t.Errorf("%s not discovered as a namespaced get/list/watch resource: %v", gvr, served)
+		}
+	}
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
+	m, err := mapper.RESTMapping(WidgetKind.GroupKind(), "v1")
+	if err != nil || m.Resource != WidgetsResource || m.Scope.Name() != meta.RESTScopeNameNamespace {
+		t.Errorf("Widget maps to %+v (%v)", m, err)
+	}
+	expander := restmapper.NewShortcutExpander(mapper, memory.NewMemCacheClient(dc), nil)
+	if gvk, err := expander.KindFor(schema.GroupVersionResource{Resource: "deploy"}); err != nil || gvk.Kind != "Deployment" || gvk.Group != "apps" {
+		t.Errorf("short name deploy: %v %v", gvk, err)
+	}
+	for path, code := range map[string]int{"/apis/apps": 200, "/apis/apps/v1": 200, "/apis/nope": 404, "/apis/apps/v2": 404, "/api/v2": 404} {
+		if resp := rawRequest(t, http.MethodGet, s.URL()+path, ""); resp.StatusCode != code {
+			t.Errorf("GET %s: %d, want %d", path, resp.StatusCode, code)
+		}
+	}
+}
+
+// TestNegotiateViews: which content type and view an Accept header gets,
+// per kind of resource, as the API server's negotiation decides.
+func TestNegotiateViews(t *testing.T) {
+	reg := newResourceSet()
+	for _, tc := range []struct {
+		accept string
+		custom bool
+		ok     bool
+		ct     contentType
+		meta   string // "" whole objects, else the meta.k8s.io version
+		as     string
+	}{
+		{"", false, true, ctJSON, "", ""},
+		{"", true, true, ctJSON, "", ""},
+		{"application/vnd.kubernetes.protobuf", true, false, 0, "", ""},
+		{"application/vnd.kubernetes.protobuf, application/json", true, true, ctJSON, "", ""},
+		{"application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1", true, true, ctProtobuf, "v1", asPartial},
+		{"application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1beta1", false, true, ctJSON, "v1beta1", asPartialList},
+		{"application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v2, application/vnd.kubernetes.protobuf", false, true, ctProtobuf, "", ""},
+		{"application/json;as=PartialObjectMetadataList;g=meta.k8s.io", false, false, 0, "", ""},
+		{"application/json;as=PartialObjectMetadataList;v=v1", false, false, 0, "", ""},
+		{"application/json;as=Table;g=meta.k8s.io;v=v1", false, false, 0, "", ""},
+		{"application/json;stream=watch", false, true, ctJSON, "", ""},
+		{"application/json;stream=other", false, false, 0, "", ""},
+		{"application/json;sv=v1", false, true, ctJSON, "", ""},
+		{"application/json;sv=v2", false, false, 0, "", ""},
+		{"application/yaml, application/vnd.kubernetes.protobuf;q=0.5", false, true, ctProtobuf, "", ""},
+		{"*/*;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1", true, true, ctJSON, "v1", asPartialList},
+		{"Application/JSON", false, false, 0, "", ""},
+	} {
+		res := reg.pods
+		if tc.custom {
+			res = reg.widgets
+		}
+		fm, ok := negotiate(tc.accept, res)
+		if ok != tc.ok {
+			t.Errorf("%q (custom %v): ok %v", tc.accept, tc.custom, ok)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		wantView := res.full
+		if tc.meta != "" {
+			wantView = metaViews[tc.meta]
+		}
+		if fm.ct != tc.ct || fm.view != wantView || fm.convert != tc.as {
+			t.Errorf("%q (custom %v): %s meta=%v as %q", tc.accept, tc.custom, fm.ct.mediaType(), fm.view.meta, fm.convert)
+		}
+	}
 }
