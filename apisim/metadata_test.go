@@ -236,17 +236,25 @@ func TestMetadataWire(t *testing.T) {
 					}
 				}
 
-				for _, tc := range []struct{ path, as, msg string }{
-					{gvr.Resource, "PartialObjectMetadata", "you requested PartialObjectMetadata, but the requested object is a list (*" + res.internalType + "List)"},
-					{"namespaces/ns-0/" + gvr.Resource + "/obj-00000", "PartialObjectMetadataList",
-						"you requested PartialObjectMetadataList, but the requested object is not a list (*" + res.internalType + ")"},
+				getAsList := metav1.Status{Code: http.StatusNotAcceptable, Reason: metav1.StatusReasonNotAcceptable,
+					Message: "you requested PartialObjectMetadataList, but the requested object is not a list (*" + res.internalType + ")"}
+				if res.custom {
+					getAsList = metav1.Status{Code: http.StatusInternalServerError, Message: "content is not a list"}
+				}
+				for _, tc := range []struct {
+					path, as string
+					want     metav1.Status
+				}{
+					{gvr.Resource, "PartialObjectMetadata", metav1.Status{Code: http.StatusNotAcceptable, Reason: metav1.StatusReasonNotAcceptable,
+						Message: "you requested PartialObjectMetadata, but the requested object is a list (*" + res.internalType + "List)"}},
+					{"namespaces/ns-0/" + gvr.Resource + "/obj-00000", "PartialObjectMetadataList", getAsList},
 				} {
 					resp = rawRequest(t, http.MethodGet, base+tc.path, "application/json;as="+tc.as+";g=meta.k8s.io;v=v1")
 					body, _ = io.ReadAll(resp.Body)
 					var st metav1.Status
 					_ = json.Unmarshal(body, &st)
-					if resp.StatusCode != http.StatusNotAcceptable || st.Reason != metav1.StatusReasonNotAcceptable || st.Message != tc.msg {
-						t.Errorf("%s as %s: %d %+v; want 406 %q", tc.path, tc.as, resp.StatusCode, st, tc.msg)
+					if resp.StatusCode != int(tc.want.Code) || st.Code != tc.want.Code || st.Reason != tc.want.Reason || st.Message != tc.want.Message {
+						t.Errorf("%s as %s: %d %+v; want %+v", tc.path, tc.as, resp.StatusCode, st, tc.want)
 					}
 				}
 			})
