@@ -429,42 +429,37 @@ func TestConformance(t *testing.T) {
 	})
 
 	t.Run("watch objects", func(t *testing.T) {
+		// The events of a WatchList up to its initial-events-end bookmark,
+		// each described by describe.
+		initialEvents := func(watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error), describe func(watch.Event) string) []string {
+			send := true
+			w, err := watchFn(ctx, metav1.ListOptions{SendInitialEvents: &send, AllowWatchBookmarks: true,
+				ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Stop()
+			var out []string
+			for ev := range w.ResultChan() {
+				out = append(out, describe(ev))
+				if ev.Type == watch.Bookmark {
+					break
+				}
+			}
+			return out
+		}
 		for _, gvr := range []schema.GroupVersionResource{PodsResource, WidgetsResource} {
 			agree(t, "metadata WatchList of "+gvr.Resource, real, sim, func(tg *target) []string {
-				send := true
-				w, err := tg.md.Resource(gvr).Namespace("ns-2").Watch(ctx, metav1.ListOptions{SendInitialEvents: &send,
-					AllowWatchBookmarks: true, ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan})
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer w.Stop()
-				var kinds []string
-				for ev := range w.ResultChan() {
+				return initialEvents(tg.md.Resource(gvr).Namespace("ns-2").Watch, func(ev watch.Event) string {
 					p := ev.Object.(*metav1.PartialObjectMetadata)
-					kinds = append(kinds, fmt.Sprintf("%s %s %v", ev.Type, p.Kind, p.Annotations[metav1.InitialEventsAnnotationKey]))
-					if ev.Type == watch.Bookmark {
-						break
-					}
-				}
-				return kinds
+					return fmt.Sprintf("%s %s %v", ev.Type, p.Kind, p.Annotations[metav1.InitialEventsAnnotationKey])
+				})
 			})
 			agree(t, "dynamic WatchList of "+gvr.Resource, real, sim, func(tg *target) []string {
-				send := true
-				w, err := tg.dyn.Resource(gvr).Namespace("ns-2").Watch(ctx, metav1.ListOptions{SendInitialEvents: &send,
-					AllowWatchBookmarks: true, ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan})
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer w.Stop()
-				var kinds []string
-				for ev := range w.ResultChan() {
+				return initialEvents(tg.dyn.Resource(gvr).Namespace("ns-2").Watch, func(ev watch.Event) string {
 					u := ev.Object.(*unstructured.Unstructured)
-					kinds = append(kinds, fmt.Sprintf("%s %s %s", ev.Type, u.GetAPIVersion(), u.GetKind()))
-					if ev.Type == watch.Bookmark {
-						break
-					}
-				}
-				return kinds
+					return fmt.Sprintf("%s %s %s", ev.Type, u.GetAPIVersion(), u.GetKind())
+				})
 			})
 		}
 	})

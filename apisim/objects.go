@@ -61,12 +61,15 @@ func isNil[T Object](obj T) bool {
 // name gets a generated name. Errors are API status errors: AlreadyExists,
 // BadRequest (nil object, missing namespace or name, resourceVersion set, a
 // custom resource of another kind).
-func (o *Objects[T]) Create(obj T) (T, error) {
+func (o *Objects[T]) Create(obj T) (T, error) { return o.copyIn(obj, o.st.create) }
+
+// copyIn runs write on obj (which write copies) and returns the stored version.
+func (o *Objects[T]) copyIn(obj T, write func(*apiResource, Object) (Object, error)) (T, error) {
 	var zero T
 	if isNil(obj) {
 		return zero, badRequest("apisim: nil %s", o.res.singular)
 	}
-	out, err := o.st.create(o.res, obj)
+	out, err := write(o.res, obj)
 	if err != nil {
 		return zero, err
 	}
@@ -80,17 +83,7 @@ func (o *Objects[T]) Create(obj T) (T, error) {
 // from the stored object. Unlike the API server, an update that changes
 // nothing still produces a new version and a MODIFIED event. NotFound if
 // absent.
-func (o *Objects[T]) Update(obj T) (T, error) {
-	var zero T
-	if isNil(obj) {
-		return zero, badRequest("apisim: nil %s", o.res.singular)
-	}
-	out, err := o.st.update(o.res, obj)
-	if err != nil {
-		return zero, err
-	}
-	return out.(T), nil
-}
+func (o *Objects[T]) Update(obj T) (T, error) { return o.copyIn(obj, o.st.update) }
 
 // Modify applies fn to a copy of the current object namespace/name and
 // stores the result unconditionally, retrying fn if another writer

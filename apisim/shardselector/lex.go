@@ -258,45 +258,52 @@ func lexString(src []rune, i int) int {
 	}
 	q := src[i]
 	best := 0
-	// Single-quoted form: no line breaks; escapes unless raw.
-	for j := i + 1; j < len(src); {
-		c := src[j]
-		if c == q {
-			best = j + 1 - start
-			break
+	// Single-quoted form: no line breaks.
+	if end := scanBody(src, i+1, raw, true, func(j int) int {
+		if src[j] == q {
+			return 1
 		}
-		if c == '\n' || c == '\r' {
-			break
-		}
-		if c == '\\' && !raw {
-			n := escapeLen(src, j)
-			if n == 0 {
-				break
-			}
-			j += n
-			continue
-		}
-		j++
+		return 0
+	}); end > 0 {
+		best = end - start
 	}
 	// Triple-quoted form, ended by the first closing triple (non-greedy).
 	if i+2 < len(src) && src[i+1] == q && src[i+2] == q {
-		for j := i + 3; j < len(src); {
+		if end := scanBody(src, i+3, raw, false, func(j int) int {
 			if j+2 < len(src) && src[j] == q && src[j+1] == q && src[j+2] == q {
-				best = max(best, j+3-start)
-				break
+				return 3
 			}
-			if src[j] == '\\' && !raw {
-				n := escapeLen(src, j)
-				if n == 0 {
-					break
-				}
-				j += n
-				continue
-			}
-			j++
+			return 0
+		}); end > 0 {
+			best = max(best, end-start)
 		}
 	}
 	return best
+}
+
+// scanBody returns the end (exclusive) of a string literal whose body starts
+// at src[j] and which closes where closing returns the closing quotes'
+// length, or -1 if it does not close: at the end of input, at a line break
+// if singleLine, or at a backslash that starts no escape unless raw.
+func scanBody(src []rune, j int, raw, singleLine bool, closing func(j int) int) int {
+	for j < len(src) {
+		if n := closing(j); n > 0 {
+			return j + n
+		}
+		switch c := src[j]; {
+		case singleLine && (c == '\n' || c == '\r'):
+			return -1
+		case c == '\\' && !raw:
+			n := escapeLen(src, j)
+			if n == 0 {
+				return -1
+			}
+			j += n
+		default:
+			j++
+		}
+	}
+	return -1
 }
 
 // escapeLen returns the length of the ESC_SEQ at src[j] (a backslash), or

@@ -392,26 +392,10 @@ func (p *parser) primary() *expr {
 		return e
 	case tLBracket:
 		p.next()
-		e := &expr{kind: kindList}
-		if p.tok() != tRBracket && p.tok() != tComma {
-			e.args = p.listInit()
-		}
-		if p.tok() == tComma {
-			p.next()
-		}
-		p.expect(tRBracket)
-		return e
+		return p.collection(kindList, tRBracket, p.listInit)
 	case tLBrace:
 		p.next()
-		e := &expr{kind: kindMap}
-		if p.tok() != tRBrace && p.tok() != tComma {
-			e.args = p.mapInit()
-		}
-		if p.tok() == tComma {
-			p.next()
-		}
-		p.expect(tRBrace)
-		return e
+		return p.collection(kindMap, tRBrace, p.mapInit)
 	case tMinus, tInt, tUint, tFloat, tString, tBytes, tTrue, tFalse, tNull:
 		return p.literal()
 	}
@@ -449,14 +433,8 @@ func (p *parser) identOrCall() *expr {
 			parts = append(parts, p.next().text)
 		}
 		p.next()
-		e := &expr{kind: kindStruct, name: prefix + strings.Join(parts, ".")}
-		if p.tok() != tRBrace && p.tok() != tComma {
-			e.args = p.fieldInit()
-		}
-		if p.tok() == tComma {
-			p.next()
-		}
-		p.expect(tRBrace)
+		e := p.collection(kindStruct, tRBrace, p.fieldInit)
+		e.name = prefix + strings.Join(parts, ".")
 		return e
 	}
 	if reservedIDs[id] {
@@ -492,29 +470,39 @@ func (p *parser) listInit() []*expr {
 	return out
 }
 
-// mapInitializerList: optExpr ':' expr (',' optExpr ':' expr)*
-func (p *parser) mapInit() []*expr {
-	p.enter(ruleMapInitializerList)
-	defer p.leave(ruleMapInitializerList)
-	var out []*expr
-	for {
-		k := p.optExpr()
-		p.expect(tColon)
-		out = append(out, k, p.expr())
-		if p.tok() != tComma || p.peek(1) == tRBrace {
-			return out
-		}
+// collection parses the rest of a list, map or message literal after its
+// opening bracket: init? ','? and the closing token end.
+func (p *parser) collection(kind exprKind, end tokKind, init func() []*expr) *expr {
+	e := &expr{kind: kind}
+	if p.tok() != end && p.tok() != tComma {
+		e.args = init()
+	}
+	if p.tok() == tComma {
 		p.next()
 	}
+	p.expect(end)
+	return e
 }
+
+// mapInitializerList: optExpr ':' expr (',' optExpr ':' expr)*
+func (p *parser) mapInit() []*expr { return p.entries(ruleMapInitializerList, p.optExpr) }
 
 // fieldInitializerList: optField ':' expr (',' optField ':' expr)*
 func (p *parser) fieldInit() []*expr {
-	p.enter(ruleFieldInitializerList)
-	defer p.leave(ruleFieldInitializerList)
+	return p.entries(ruleFieldInitializerList, func() *expr { p.optField(); return nil })
+}
+
+// entries parses key ':' expr (',' key ':' expr)* under rule r — a ',' before
+// '}' is the literal's own — and returns the keys key returns (a message
+// field's name is not an expression) and the values, in order.
+func (p *parser) entries(r rule, key func() *expr) []*expr {
+	p.enter(r)
+	defer p.leave(r)
 	var out []*expr
 	for {
-		p.optField()
+		if k := key(); k != nil {
+			out = append(out, k)
+		}
 		p.expect(tColon)
 		out = append(out, p.expr())
 		if p.tok() != tComma || p.peek(1) == tRBrace {
