@@ -22,7 +22,8 @@ type Config struct {
 	Addr string
 
 	// History is the number of watch events kept so that watches (and exact
-	// or paginated lists) can resume from an older resourceVersion. A watch
+	// or paginated lists) can resume from an older resourceVersion. It is
+	// shared by all resources, like etcd's revisions. A watch
 	// from a version whose successors have left history gets an ERROR event
 	// with 410 Expired, as from a real API server; the client relists.
 	// Memory grows with History × object size (superseded versions keep
@@ -48,6 +49,8 @@ type Config struct {
 	// error event, like the API server closes a watcher whose buffer is
 	// full); the client re-watches from the last resourceVersion it saw.
 	// Events are never copied per watcher, so this bounds lag, not memory.
+	// Like History, it counts the writes of every resource (one store, one
+	// history), not only those of the watched resource.
 	// While initial events are sent only History bounds the lag: events
 	// older than history get the watch a 410. Default min(20000, History);
 	// at most History.

@@ -448,7 +448,9 @@ func (s *Server) serveDiscovery(w http.ResponseWriter, path string) bool {
 	case path == "/apis":
 		v = metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}, Groups: s.reg.groups()}
 	case len(p) == 2 && p[0] == "api":
-		v = s.resourceList(schema.GroupVersion{Version: p[1]})
+		if rl := s.resourceList(schema.GroupVersion{Version: p[1]}); rl != nil {
+			v = rl
+		}
 	case len(p) == 2 && p[0] == "apis":
 		for _, g := range s.reg.groups() {
 			if g.Name == p[1] {
@@ -457,9 +459,11 @@ func (s *Server) serveDiscovery(w http.ResponseWriter, path string) bool {
 			}
 		}
 	case len(p) == 3 && p[0] == "apis":
-		v = s.resourceList(schema.GroupVersion{Group: p[1], Version: p[2]})
+		if rl := s.resourceList(schema.GroupVersion{Group: p[1], Version: p[2]}); rl != nil {
+			v = rl
+		}
 	}
-	if rl, ok := v.(*metav1.APIResourceList); v == nil || (ok && rl == nil) {
+	if v == nil {
 		return false
 	}
 	b, err := json.Marshal(v)
