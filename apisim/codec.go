@@ -42,6 +42,7 @@ type protoObject interface {
 	Object
 	Marshal() ([]byte, error)
 	Unmarshal([]byte) error
+	Size() int
 }
 
 // typedCodec handles a built-in type X through its generated protobuf
@@ -78,6 +79,7 @@ func (typedCodec[X, P]) encode(o Object, ct contentType) ([]byte, error) {
 		return nil, errors.New("stored object carries TypeMeta")
 	}
 	var buf bytes.Buffer
+	buf.Grow(2 * o.(P).Size()) // JSON is about twice the protobuf size
 	if err := jsonSerializer.Encode(o, &buf); err != nil {
 		return nil, err
 	}
