@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"runtime"
 	"strconv"
 	"sync"
@@ -72,7 +73,7 @@ func heapMB() float64 {
 // minutes on two cores and is left out.
 func BenchmarkList100k(b *testing.B) {
 	const n = 100000
-	s := startServer(b, Config{})
+	s := startServer(b, Config{ShardedListAndWatch: true})
 	loadParallel(b, s, n)
 	b.Logf("heap after loading %d pods: %.0f MiB", n, heapMB())
 	for _, mt := range mediaTypes {
@@ -88,6 +89,24 @@ func BenchmarkList100k(b *testing.B) {
 			}
 			b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/list")
 			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "pods/s")
+		})
+	}
+	// The metadata view (PartialObjectMetadataList, as metadata informers
+	// ask for it) and one of four shards of the uid hash space.
+	for _, sub := range []struct{ name, path, accept string }{
+		{"contentType=protobuf/view=metadata/client=discard", "/api/v1/pods",
+			"application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"},
+		{"contentType=json/view=metadata/client=discard", "/api/v1/pods",
+			"application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"},
+		{"contentType=protobuf/shards=4/client=discard",
+			"/api/v1/pods?shardSelector=" + url.QueryEscape("shardRange(object.metadata.uid, '0x4000000000000000', '0x8000000000000000')"),
+			ContentTypeProtobuf},
+	} {
+		b.Run(sub.name, func(b *testing.B) {
+			for range b.N {
+				rawGet(b, s.URL()+sub.path, sub.accept)
+			}
+			b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/list")
 		})
 	}
 	b.Run("contentType=protobuf/client=client-go", func(b *testing.B) {
@@ -215,4 +234,25 @@ func BenchmarkInformerSync100k(b *testing.B) {
 			b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/sync")
 		})
 	}
+}
+
+// BenchmarkModify measures the in-process write path alone: one Modify of a
+// pod (copy, change, new version, publish) with no watcher connected.
+func BenchmarkModify(b *testing.B) {
+	const pods = 10000
+	s, err := New(Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	loadParallel(b, s, pods)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		if _, err := s.Modify(fmt.Sprintf("ns-%d", i%pods%50), fmt.Sprintf("pod-%06d", i%pods), func(p *corev1.Pod) {
+			p.Annotations["i"] = "x"
+		}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "writes/s")
 }

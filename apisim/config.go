@@ -22,7 +22,8 @@ type Config struct {
 	Addr string
 
 	// History is the number of watch events kept so that watches (and exact
-	// or paginated lists) can resume from an older resourceVersion. A watch
+	// or paginated lists) can resume from an older resourceVersion. It is
+	// shared by all resources, like etcd's revisions. A watch
 	// from a version whose successors have left history gets an ERROR event
 	// with 410 Expired, as from a real API server; the client relists.
 	// Memory grows with History × object size (superseded versions keep
@@ -48,6 +49,8 @@ type Config struct {
 	// error event, like the API server closes a watcher whose buffer is
 	// full); the client re-watches from the last resourceVersion it saw.
 	// Events are never copied per watcher, so this bounds lag, not memory.
+	// Like History, it counts the writes of every resource (one store, one
+	// history), not only those of the watched resource.
 	// While initial events are sent only History bounds the lag: events
 	// older than history get the watch a 410. Default min(20000, History);
 	// at most History.
@@ -74,6 +77,16 @@ type Config struct {
 	// current versions keep their decoded form and only superseded ones
 	// are reduced to their encodings.
 	EncodedOnly bool
+
+	// ShardedListAndWatch is kube-apiserver's feature gate of that name
+	// (KEP-5866, alpha in 1.36, off by default). On, LIST and WATCH honour
+	// the shardSelector parameter: only objects whose hash of the selected
+	// field lies in one of its ranges are returned, typed lists echo it in
+	// metadata.shardInfo, and a selector that does not parse fails the
+	// request with 500 "invalid shard selector: …". Off (the default, as on
+	// the real server), the parameter is ignored: every object is returned,
+	// nothing is echoed, and a malformed selector is no error.
+	ShardedListAndWatch bool
 }
 
 func (c Config) withDefaults() Config {

@@ -1,8 +1,10 @@
-// Package apisim is an in-process simulated Kubernetes API server for pods,
-// served over HTTP on loopback, so that informers run through a real
-// client-go REST client — HTTP, content negotiation, decoding, reflector,
-// pager — exactly as against a cluster. It feeds the load generator (client-go's
-// informer and ours side by side on 100k pods) and the tests.
+// Package apisim is an in-process simulated Kubernetes API server, served
+// over HTTP on loopback, so that informers run through a real client-go
+// client — HTTP, content negotiation, decoding, reflector, pager — exactly
+// as against a cluster. It serves pods, configmaps, apps/v1 deployments and
+// a custom resource (WidgetsResource, served as the API server serves
+// custom resources). It feeds the load generator (client-go's informer and
+// ours side by side on 100k pods) and the tests.
 //
 // # Usage
 //
@@ -15,9 +17,18 @@
 //	cs, err := kubernetes.NewForConfig(cfg)
 //	// … informers on cs; meanwhile churn in process:
 //	s.Modify("ns", "name", func(p *corev1.Pod) { p.Labels["x"] = "y" })
+//	s.ConfigMaps().Create(apisim.NewConfigMap("ns", "cfg", 1))
+//	s.Widgets().Modify("ns", "w", func(u *unstructured.Unstructured) { … })
 //
-// NewPod builds realistic pods (≈9–10 KB of JSON, 14–17 KB with
-// managedFields), deterministic per seed.
+// The in-process API of a resource is an Objects[T] (Pods, ConfigMaps,
+// Deployments, Widgets); Server.Create, Update, Modify, Delete, Load, Get,
+// List and Len are its pod shorthands. The builders NewPod (≈9–10 KB of
+// JSON, 14–17 KB with managedFields), NewConfigMap (≈2–4 KB), NewDeployment
+// (≈8–9 KB, its template built like NewPod's pod) and NewWidget (≈1 KB)
+// make realistic objects, deterministic per seed. The client side is
+// client-go's: the typed clientset and informer factory for the built-in
+// types, the dynamic client and dynamicinformer for every resource, the
+// metadata client and metadatainformer for every resource.
 //
 // Fault injection: DropWatches ends every watch (clients re-watch from their
 // last resourceVersion); Compact(rv) drops history like etcd compaction
@@ -28,62 +39,117 @@
 //
 // # Protocol
 //
-// GET /api/v1/pods and /api/v1/namespaces/{ns}/pods list or, with watch=true
-// (or 1), watch; /api/v1/namespaces/{ns}/pods/{name} gets one pod; /api,
-// /api/v1, /apis and /version answer discovery; /healthz, /livez, /readyz.
-// Other paths are 404, other methods 405, all errors metav1.Status objects
-// with the API server's codes and reasons.
+// Resources: /api/v1/{pods,configmaps}, /apis/apps/v1/deployments and
+// /apis/example.shardinformer.io/v1/widgets, each cluster-wide, under
+// /namespaces/{ns}/, and /namespaces/{ns}/{resource}/{name} (GET of one
+// object). GET of a collection lists or, with watch=true (or 1), watches.
+// /version, /api, /api/v1, /apis, /apis/{group} and /apis/{group}/{version}
+// answer discovery (legacy JSON; resources sorted by name, verbs get, list
+// and watch); /healthz, /livez, /readyz. Other paths are 404, other
+// methods 405, all errors metav1.Status objects with the API server's
+// codes, reasons and messages.
 //
 // LIST honours limit/continue (the token carries the snapshot RV and the
 // next key; 410 Expired once that RV is compacted), resourceVersion and
 // resourceVersionMatch (unset: most recent; "0": any, served current;
 // NotOlderThan; Exact, and the legacy "RV with limit means Exact"; an RV the
 // store has not reached waits ResourceVersionWait and then fails with the
-// "Too large resource version" 504), labelSelector, and fieldSelector on
-// metadata.name, metadata.namespace, spec.nodeName, spec.restartPolicy,
-// spec.schedulerName, spec.serviceAccountName, spec.hostNetwork,
-// status.phase, status.podIP and status.nominatedNodeName (others: 400).
-// remainingItemCount is set on unfiltered pages. Pages are consistent
-// snapshots: the store is a persistent B+tree, so a list's snapshot is one
-// pointer; paginated snapshots are cached (Config.ListSnapshots) and
-// otherwise rebuilt by undoing history.
+// "Too large resource version" 504), labelSelector, and fieldSelector with
+// the API server's field labels: for pods metadata.name, metadata.namespace,
+// spec.nodeName (alias spec.host), spec.restartPolicy, spec.schedulerName,
+// spec.serviceAccountName, spec.hostNetwork, status.phase, status.podIP
+// (the first of status.podIPs), status.podIPs (accepted, never set, as
+// there) and status.nominatedNodeName; for the others metadata.name and
+// metadata.namespace; other labels are 400 with the API server's message.
+// remainingItemCount is set on pages without label and field selectors.
+// Pages are consistent snapshots: the store is a persistent B+tree, so a
+// list's snapshot is one pointer; paginated snapshots are cached
+// (Config.ListSnapshots) and otherwise rebuilt by undoing history.
 //
 // WATCH streams events after resourceVersion; "" or "0" first sends the
 // current state as synthetic ADDED events. sendInitialEvents=true with
 // resourceVersionMatch=NotOlderThan (WatchList, client-go's default since
 // 1.35) sends the state, then a BOOKMARK annotated
 // k8s.io/initial-events-end: "true" at the snapshot's RV, then live events.
-// allowWatchBookmarks gets BOOKMARKs every BookmarkInterval. timeoutSeconds
-// ends the watch cleanly, capped at MaxWatchTimeout. A watch from a
-// compacted RV gets an ERROR event with a 410 Expired Status, as from the
-// API server's watch cache. With a selector, an object moving into the
-// selection is delivered as ADDED and one moving out as DELETED.
+// allowWatchBookmarks gets BOOKMARKs every BookmarkInterval; a bookmark's
+// object is an empty object of the resource (or PartialObjectMetadata)
+// carrying the RV. timeoutSeconds ends the watch cleanly, capped at
+// MaxWatchTimeout. A watch from a compacted RV gets an ERROR event with a
+// 410 Expired Status, as from the API server's watch cache. With a
+// selector, an object moving into the selection is delivered as ADDED and
+// one moving out as DELETED.
 //
 // Encodings: application/json and application/vnd.kubernetes.protobuf,
-// negotiated from Accept with q-values (*/* means JSON; as=Table and other
-// transformations are not served). Watch responses are
-// "application/json" (concatenated JSON WatchEvents) or
-// "application/vnd.kubernetes.protobuf;stream=watch" (length-delimited
-// frames of meta/v1 WatchEvent holding the "k8s\x00"-enveloped object). The
-// framing is written by hand so that an object's bytes are reused without
-// copying; tests check it is byte-identical to apimachinery's serializers.
+// negotiated from Accept as the API server negotiates (goautoneg's clause
+// order, the server's serializer order, its parameter rules; built-in
+// resources first pass go-restful's route check, which refuses e.g.
+// "application/*"). Watch responses are "application/json" (concatenated
+// JSON WatchEvents) or "application/vnd.kubernetes.protobuf;stream=watch"
+// (length-delimited frames of meta/v1 WatchEvent holding the
+// "k8s\x00"-enveloped object). The framing is written by hand so that an
+// object's bytes are reused without copying; tests check it is
+// byte-identical to apimachinery's serializers. The custom resource is
+// stored and served as JSON: a client preferring protobuf gets JSON, one
+// accepting only protobuf gets 406, and list items carry their kind.
+//
+// Metadata: Accept application/json (or
+// application/vnd.kubernetes.protobuf);as=PartialObjectMetadataList;
+// g=meta.k8s.io;v=v1 on a LIST, as=PartialObjectMetadata on a GET or
+// WATCH (events and bookmarks), returns meta.k8s.io PartialObjectMetadata
+// objects instead of whole ones — what client-go's metadata client and
+// metadatainformer ask for — for every resource, custom ones in protobuf
+// too; v1beta1 is served as well. A transformation that does not fit the
+// request fails as on the API server: PartialObjectMetadata on a LIST and
+// PartialObjectMetadataList on a GET are 406 (for a custom resource's GET,
+// a 500 "content is not a list"). Table and other transformations are not
+// served: such a clause is skipped.
+//
+// Shard selectors (KEP-5866): with Config.ShardedListAndWatch, LIST and
+// WATCH take shardSelector=shardRange(object.metadata.uid, '0x…', '0x…'),
+// ranges joined by ||, and return only objects whose FNV-1a 64 hash of the
+// field (or of object.metadata.namespace) lies in one of the ranges, as
+// package shardselector parses and evaluates them exactly like
+// kube-apiserver v1.36. A watch delivers only events of objects in range
+// (a uid never changes, so objects never move in or out). Typed lists echo
+// the selector, canonicalised, in metadata.shardInfo.selector;
+// PartialObjectMetadataList and custom resource lists do not (the API
+// server's do not either), and remainingItemCount ignores the selector as
+// there. A selector that does not parse is a 500 "invalid shard selector:
+// …" (reason unset), as from the API server. Without the switch (the
+// default, like the feature gate) the parameter is ignored, however
+// malformed. conformance_e2e_test.go (build tag e2e) checks these answers
+// against a real kube-apiserver v1.36.3 with the gate on and off.
 //
 // # Design
 //
-// Writers (Create, Update, Modify, Delete, Load) serialize on one mutex for
-// microseconds: they derive a new tree, put the event into the history
-// ring, publish the new state (tree + RV) with one atomic store, and wake
-// the watchers. Everything else reads without locks: lists and gets load the
-// current state; each watch request's goroutine reads the history ring from
-// its cursor and writes to its own connection, so no lock is held while
-// writing to a socket and a slow client blocks nobody.
+// Every resource lives in one store: one persistent B+tree keyed by
+// "<group>/<resource>/<namespace>/<name>", one resourceVersion counter and
+// one history ring, like etcd's revisions (the API server's per-resource
+// watch caches differ: here History is shared, so churn of one resource
+// shortens the others' resumable history). A resource is a descriptor —
+// names, discovery entry, codec (typed protobuf/JSON, or unstructured
+// JSON), field labels — and lists, watches, encodings and discovery are
+// generic over it; adding one is one entry in resource.go.
 //
-// Each object version is encoded at most once per content type, lazily, by
-// whichever request needs it first (per-object mutex), and those bytes are
-// reused by every list and watcher. Large lists and initial event streams
+// Writers (Objects' Create, Update, Modify, Delete, Load) serialize on one
+// mutex for microseconds: they derive a new tree, put the event into the
+// history ring, publish the new state (tree + RV) with one atomic store,
+// and wake the watchers. Everything else reads without locks: lists and
+// gets load the current state; each watch request's goroutine reads the
+// history ring from its cursor, skips other resources' events, and writes
+// to its own connection, so no lock is held while writing to a socket and
+// a slow client blocks nobody.
+//
+// Each object version is encoded at most once per encoding (whole object
+// or PartialObjectMetadata, JSON or protobuf), lazily, by whichever request
+// needs it first (per-object mutex), and those bytes are reused by every
+// list and watcher. PartialObjectMetadata in protobuf is a sub-slice of the
+// object's own protobuf encoding (its field 1 is ObjectMeta, exactly the
+// message PartialObjectMetadata is). Large lists and initial event streams
 // encode missing items on all cores ahead of the writer. A superseded
-// version drops its decoded *Pod once its protobuf encoding exists, so
-// history costs byte slices, not pointer-rich objects the GC must scan.
+// version drops its decoded object once an encoding of the whole object
+// exists, so history costs byte slices, not pointer-rich objects the GC must
+// scan; with EncodedOnly current versions do too.
 //
 // A watcher that falls more than WatchBuffer events behind the newest write
 // (counting only events that arrived after it went live) is closed by the
@@ -101,8 +167,14 @@
 //
 // Writes are in-process only (HTTP POST/PUT/PATCH/DELETE get 405). An update
 // that changes nothing still makes a new version. Responses are never
-// gzip-compressed. Limit is honoured for resourceVersion="0" too. There is
-// no authentication, admission, defaulting or validation of pod contents.
+// gzip-compressed, never YAML, CBOR or Table, and never pretty-printed.
+// Limit is honoured for resourceVersion="0" too. A WATCH asking for
+// PartialObjectMetadataList gets PartialObjectMetadata events (the API
+// server cannot encode its fallback). Discovery is legacy only
+// (no aggregated apidiscovery.k8s.io). There is no authentication,
+// admission, defaulting or validation of object contents. A CEL syntax
+// error in a shard selector has the API server's status and prefix but
+// not cel-go's wording.
 //
 // # client-go in tests
 //

@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -22,7 +22,6 @@ type contentType int
 const (
 	ctJSON contentType = iota
 	ctProtobuf
-	numContentTypes
 )
 
 // Media types, as the API server names them.
@@ -60,46 +59,6 @@ func serializerFor(mediaType string) k8sruntime.Serializer {
 	return info.Serializer
 }
 
-// ensureEncoded returns o's encoding for ct, computing it on first use.
-// The result is shared and read-only.
-func ensureEncoded(o *object, ct contentType) []byte {
-	if b := o.enc[ct].Load(); b != nil {
-		return *b
-	}
-	o.encMu.Lock()
-	defer o.encMu.Unlock()
-	if b := o.enc[ct].Load(); b != nil {
-		return *b
-	}
-	b := encodePod(o.decoded(), ct)
-	o.enc[ct].Store(&b)
-	if o.encodedOnly {
-		o.pod.Store(nil) // decoded() decodes from b from now on; see release
-	}
-	return b
-}
-
-// encodePod encodes p without kind/apiVersion: JSON as the API server
-// writes list items, protobuf as the bare Pod message.
-func encodePod(p *corev1.Pod, ct contentType) []byte {
-	if ct == ctProtobuf {
-		b, err := p.Marshal()
-		if err != nil {
-			panic(fmt.Sprintf("apisim: marshal pod %s/%s: %v", p.Namespace, p.Name, err))
-		}
-		return b
-	}
-	var buf bytes.Buffer
-	buf.Grow(p.Size() * 2)
-	if p.Kind != "" || p.APIVersion != "" {
-		panic("apisim: stored pod carries TypeMeta")
-	}
-	if err := jsonSerializer.Encode(p, &buf); err != nil {
-		panic(fmt.Sprintf("apisim: encode pod %s/%s: %v", p.Namespace, p.Name, err))
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
-}
-
 // encodeObject encodes a complete API object (with kind/apiVersion, and for
 // protobuf the "k8s\x00" envelope) with client-go's serializers.
 func encodeObject(obj k8sruntime.Object, ct contentType) []byte {
@@ -117,17 +76,17 @@ func encodeObject(obj k8sruntime.Object, ct contentType) []byte {
 // Protobuf wire format pieces (see k8s.io/apimachinery/pkg/runtime/types.proto:
 // Unknown{typeMeta=1, raw=2, contentEncoding=3, contentType=4},
 // TypeMeta{apiVersion=1, kind=2}; meta/v1 WatchEvent{type=1, object=2},
-// RawExtension{raw=1}; core/v1 PodList{metadata=1, items=2}).
+// RawExtension{raw=1}; lists: {metadata=1, items=2}, except meta/v1beta1
+// PartialObjectMetadataList {items=1, metadata=2}).
 var (
 	protoMagic       = []byte{'k', '8', 's', 0}
 	protoUnknownTail = []byte{0x1a, 0x00, 0x22, 0x00} // empty contentEncoding, contentType
-	podTypeMeta      = protoTypeMeta("v1", "Pod")
-	podListTypeMeta  = protoTypeMeta("v1", "PodList")
-	jsonPodPrefix    = []byte(`{"kind":"Pod","apiVersion":"v1",`)
 	jsonEventTail    = []byte("}\n")
 	jsonListTail     = []byte("]}\n")
+	jsonItemsStart   = []byte(`,"items":[`)
 	newline          = []byte("\n")
 	comma            = []byte(",")
+	closeBrace       = []byte("}")
 )
 
 func protoTypeMeta(apiVersion, kind string) []byte {
@@ -157,39 +116,54 @@ func uvarintLen(v uint64) int {
 // lenField is the size of a length-delimited field holding n bytes.
 func lenField(n int) int { return 1 + uvarintLen(uint64(n)) + n }
 
-// podEnvelopeLen is the size of a Pod's protobuf envelope holding a body of n bytes.
-func podEnvelopeLen(n int) int {
-	return len(protoMagic) + len(podTypeMeta) + lenField(n) + len(protoUnknownTail)
-}
-
-// frameWriter writes watch events, list bodies and objects in one content
-// type to a buffered stream. Owned by one request goroutine.
+// frameWriter writes watch events, list bodies and objects of one view in
+// one content type to a buffered stream. Owned by one request goroutine.
 type frameWriter struct {
 	ct  contentType
+	v   *view
 	w   io.Writer
 	hdr []byte // scratch
 }
 
-// writeEvent writes one watch event whose object is the pod body b (an
-// encoding from ensureEncoded).
+// writeJSON writes a stored JSON encoding body with prefix in place of its
+// leading '{' (the kind and apiVersion the encoding lacks).
+func (f *frameWriter) writeJSON(prefix, body []byte) error {
+	if len(body) == 2 { // "{}": no field follows the prefix's comma
+		prefix, body = prefix[:len(prefix)-1], closeBrace
+	} else {
+		body = body[1:]
+	}
+	if _, err := f.w.Write(prefix); err != nil {
+		return err
+	}
+	_, err := f.w.Write(body)
+	return err
+}
+
+// envelopeLen is the size of a protobuf envelope holding a body of n bytes.
+func (f *frameWriter) envelopeLen(n int) int {
+	return len(protoMagic) + len(f.v.objProto) + lenField(n) + len(protoUnknownTail)
+}
+
+// writeEvent writes one watch event whose object is the stored encoding
+// body (f.v.encoding(f.ct)).
 func (f *frameWriter) writeEvent(typ string, body []byte) error {
 	h := f.hdr[:0]
 	if f.ct == ctJSON {
 		h = append(h, `{"type":"`...)
 		h = append(h, typ...)
 		h = append(h, `","object":`...)
-		h = append(h, jsonPodPrefix...)
+		f.hdr = h
 		if _, err := f.w.Write(h); err != nil {
 			return err
 		}
-		if _, err := f.w.Write(body[1:]); err != nil {
+		if err := f.writeJSON(f.v.objJSON, body); err != nil {
 			return err
 		}
-		f.hdr = h
 		_, err := f.w.Write(jsonEventTail)
 		return err
 	}
-	env := podEnvelopeLen(len(body))
+	env := f.envelopeLen(len(body))
 	raw := lenField(env)                     // RawExtension{raw}
 	ev := lenField(len(typ)) + lenField(raw) // WatchEvent{type, object}
 	h = binary.BigEndian.AppendUint32(h, uint32(ev))
@@ -199,7 +173,7 @@ func (f *frameWriter) writeEvent(typ string, body []byte) error {
 	h = protoTag(h, 1)
 	h = binary.AppendUvarint(h, uint64(env))
 	h = append(h, protoMagic...)
-	h = append(h, podTypeMeta...)
+	h = append(h, f.v.objProto...)
 	h = protoTag(h, 2)
 	h = binary.AppendUvarint(h, uint64(len(body)))
 	return f.writeEnveloped(h, body)
@@ -230,8 +204,8 @@ func (f *frameWriter) writeRawEvent(typ string, obj []byte) error {
 	return err
 }
 
-// writeEnveloped writes a protobuf header h (kept for reuse), the pod bytes and
-// the runtime.Unknown tail that closes the envelope.
+// writeEnveloped writes a protobuf header h (kept for reuse), the object
+// bytes and the runtime.Unknown tail that closes the envelope.
 func (f *frameWriter) writeEnveloped(h, body []byte) error {
 	f.hdr = h
 	if _, err := f.w.Write(h); err != nil {
@@ -244,36 +218,34 @@ func (f *frameWriter) writeEnveloped(h, body []byte) error {
 	return err
 }
 
-// writeObject writes one pod as a complete object (GET response).
+// writeObject writes one object as a complete response (GET).
 func (f *frameWriter) writeObject(body []byte) error {
 	if f.ct == ctJSON {
-		if _, err := f.w.Write(jsonPodPrefix); err != nil {
-			return err
-		}
-		if _, err := f.w.Write(body[1:]); err != nil {
+		if err := f.writeJSON(f.v.objJSON, body); err != nil {
 			return err
 		}
 		_, err := f.w.Write(newline)
 		return err
 	}
 	h := append(f.hdr[:0], protoMagic...)
-	h = append(h, podTypeMeta...)
+	h = append(h, f.v.objProto...)
 	h = protoTag(h, 2)
 	h = binary.AppendUvarint(h, uint64(len(body)))
 	return f.writeEnveloped(h, body)
 }
 
-// writeList writes a PodList holding items, whose encodings for f.ct must
-// be available through enc (called in order, once per item).
+// writeList writes a list holding items, whose encodings for f.v and f.ct
+// enc returns (called in order, once per item). For protobuf every item
+// must already be encoded (its size goes into the header).
 func (f *frameWriter) writeList(meta metav1.ListMeta, items []*object, enc func(i int) []byte) error {
 	if f.ct == ctJSON {
 		m, err := json.Marshal(&meta)
 		if err != nil {
 			return err
 		}
-		h := append(f.hdr[:0], `{"kind":"PodList","apiVersion":"v1","metadata":`...)
+		h := append(f.hdr[:0], f.v.listJSON...)
 		h = append(h, m...)
-		h = append(h, `,"items":[`...)
+		h = append(h, jsonItemsStart...)
 		f.hdr = h
 		if _, err := f.w.Write(h); err != nil {
 			return err
@@ -284,7 +256,13 @@ func (f *frameWriter) writeList(meta metav1.ListMeta, items []*object, enc func(
 					return err
 				}
 			}
-			if _, err := f.w.Write(enc(i)); err != nil {
+			b := enc(i)
+			if f.v.itemJSON != nil {
+				err = f.writeJSON(f.v.itemJSON, b)
+			} else {
+				_, err = f.w.Write(b)
+			}
+			if err != nil {
 				return err
 			}
 		}
@@ -295,23 +273,22 @@ func (f *frameWriter) writeList(meta metav1.ListMeta, items []*object, enc func(
 	if err != nil {
 		return err
 	}
-	// Protobuf needs the body length up front; protobuf encodings are
-	// produced before the list is written (see encodeAll).
+	slot := f.v.encoding(ctProtobuf)
 	body := lenField(len(lm))
-	for i := range items {
-		body += lenField(len(*items[i].enc[ctProtobuf].Load()))
+	for _, o := range items {
+		body += lenField(len(*o.enc[slot].Load()))
 	}
 	h := append(f.hdr[:0], protoMagic...)
-	h = append(h, podListTypeMeta...)
+	h = append(h, f.v.listProto...)
 	h = protoTag(h, 2)
 	h = binary.AppendUvarint(h, uint64(body))
-	h = protoBytesField(h, 1, lm)
+	h = protoBytesField(h, f.v.listMetaField, lm)
 	if _, err := f.w.Write(h); err != nil {
 		return err
 	}
 	for i := range items {
 		b := enc(i)
-		h = protoTag(h[:0], 2)
+		h = protoTag(h[:0], f.v.listItemsField)
 		h = binary.AppendUvarint(h, uint64(len(b)))
 		if _, err := f.w.Write(h); err != nil {
 			return err
@@ -325,13 +302,37 @@ func (f *frameWriter) writeList(meta metav1.ListMeta, items []*object, enc func(
 	return err
 }
 
-// encodeAhead makes sure every item has its ct encoding, in parallel on
-// all cores, and hands them out in order. Items already encoded cost
-// nothing. The helper goroutines are owned by the caller's request and
-// exit before stop returns.
+// bookmarkBody encodes the object of a BOOKMARK event for view v: an empty
+// object of res (or PartialObjectMetadata) carrying only rv and, at the end
+// of a WatchList's initial events, the initial-events-end annotation.
+func bookmarkBody(res *apiResource, v *view, ct contentType, rv uint64, initialEnd bool) ([]byte, error) {
+	om := metav1.ObjectMeta{ResourceVersion: strconv.FormatUint(rv, 10)}
+	if initialEnd {
+		om.Annotations = map[string]string{metav1.InitialEventsAnnotationKey: "true"}
+	}
+	if v.meta {
+		pom := &metav1.PartialObjectMetadata{ObjectMeta: om}
+		if ct == ctProtobuf {
+			return pom.Marshal()
+		}
+		return json.Marshal(pom)
+	}
+	obj := res.codec.empty()
+	if err := res.codec.normalize(obj); err != nil {
+		return nil, err
+	}
+	obj.SetResourceVersion(om.ResourceVersion)
+	obj.SetAnnotations(om.Annotations)
+	return res.codec.encode(obj, ct)
+}
+
+// encodeAhead makes sure every item has encoding enc, in parallel on all
+// cores, and hands them out in order. Items already encoded cost nothing.
+// The helper goroutines are owned by the caller's request and exit before
+// stop returns.
 type encodeAhead struct {
 	items  []*object
-	ct     contentType
+	enc    encoding
 	chunks []chan struct{}
 	next   atomic.Int64
 	quit   atomic.Bool
@@ -341,11 +342,11 @@ type encodeAhead struct {
 const encodeChunk = 64
 
 // newEncodeAhead starts encoding items. Call at(i) for i in order, then stop.
-func newEncodeAhead(items []*object, ct contentType) *encodeAhead {
-	e := &encodeAhead{items: items, ct: ct}
+func newEncodeAhead(items []*object, enc encoding) *encodeAhead {
+	e := &encodeAhead{items: items, enc: enc}
 	missing := 0
 	for _, o := range items {
-		if o.enc[ct].Load() == nil {
+		if o.enc[enc].Load() == nil {
 			missing++
 		}
 	}
@@ -374,7 +375,7 @@ func (e *encodeAhead) work() {
 		}
 		end := min((c+1)*encodeChunk, len(e.items))
 		for _, o := range e.items[c*encodeChunk : end] {
-			ensureEncoded(o, e.ct)
+			o.encoded(e.enc)
 		}
 		close(e.chunks[c])
 	}
@@ -385,7 +386,7 @@ func (e *encodeAhead) at(i int) []byte {
 	if e.chunks != nil {
 		<-e.chunks[i/encodeChunk]
 	}
-	return ensureEncoded(e.items[i], e.ct)
+	return e.items[i].encoded(e.enc)
 }
 
 // all waits until every item is encoded.
@@ -393,8 +394,8 @@ func (e *encodeAhead) all() {
 	for i := 0; i < len(e.items); i += encodeChunk {
 		e.at(i)
 	}
-	for i := range e.items {
-		ensureEncoded(e.items[i], e.ct)
+	for _, o := range e.items {
+		o.encoded(e.enc)
 	}
 }
 

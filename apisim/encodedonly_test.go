@@ -26,7 +26,7 @@ func TestEncodedOnly(t *testing.T) {
 		}
 		decoded := 0
 		s.st.cur.Load().tree.Ascend("", func(_ string, o *object) bool {
-			if o.pod.Load() != nil {
+			if o.dec.Load() != nil {
 				decoded++
 			}
 			return true

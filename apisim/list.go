@@ -17,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/shardinformer/shardinformer/apisim/shardselector"
 )
 
 // listOptions are the query parameters of a LIST or WATCH.
@@ -31,15 +33,17 @@ type listOptions struct {
 	allowBookmarks    bool
 	sendInitialEvents *bool
 	timeout           time.Duration // 0: not given
+	shardSelector     string        // raw; parsed only with Config.ShardedListAndWatch
 }
 
 // parseListOptions decodes and validates the query like the API server's
-// ListOptions conversion and validation.
-func parseListOptions(q url.Values) (*listOptions, error) {
+// ListOptions conversion and validation for a request to res.
+func parseListOptions(q url.Values, res *apiResource) (*listOptions, error) {
 	o := &listOptions{
 		resourceVersion: q.Get("resourceVersion"),
 		match:           metav1.ResourceVersionMatch(q.Get("resourceVersionMatch")),
 		continueToken:   q.Get("continue"),
+		shardSelector:   q.Get("shardSelector"),
 	}
 	var err error
 	parseBool := func(name string) (bool, error) {
@@ -92,14 +96,11 @@ func parseListOptions(q url.Values) (*listOptions, error) {
 	}
 	if v := q.Get("fieldSelector"); v != "" {
 		sel, err := fields.ParseSelector(v)
+		if err == nil {
+			sel, err = sel.Transform(res.convertField)
+		}
 		if err != nil {
 			return nil, badRequest("%v", err)
-		}
-		var probe podFields
-		for _, r := range sel.Requirements() {
-			if !probe.Has(r.Field) {
-				return nil, badRequest("field label not supported: %s", r.Field)
-			}
 		}
 		if !sel.Empty() {
 			o.field = sel
@@ -160,30 +161,33 @@ func (o *listOptions) validate() field.ErrorList {
 
 // filter selects the objects a request sees.
 type filter struct {
+	res       *apiResource
 	namespace string
-	label     labels.Selector
-	field     fields.Selector
+	label     labels.Selector         // nil: everything
+	field     fields.Selector         // nil: everything
+	shard     *shardselector.Selector // nil: everything
 }
 
 func (f *filter) matches(o *object) bool {
-	if f.namespace != "" && o.namespace != f.namespace {
+	if o.res != f.res || (f.namespace != "" && o.namespace != f.namespace) {
 		return false
+	}
+	if f.shard != nil {
+		h := o.uidHash
+		if f.shard.Field == shardselector.FieldNamespace {
+			h = shardselector.Hash(o.namespace)
+		}
+		if !f.shard.MatchesHash(h) {
+			return false
+		}
 	}
 	if f.label != nil && !f.label.Matches(o.labels) {
 		return false
 	}
-	if f.field != nil && !f.field.Matches(&o.fields) {
+	if f.field != nil && !f.field.Matches(objectFields{o}) {
 		return false
 	}
 	return true
-}
-
-// keyRange returns the key range [from, end) of a namespace ("" = all, end "" = unbounded).
-func keyRange(namespace string) (from, end string) {
-	if namespace == "" {
-		return "", ""
-	}
-	return namespace + "/", namespace + "0" // '0' follows '/'
 }
 
 // continueToken is the decoded form of a list continuation: the snapshot
@@ -258,8 +262,8 @@ func (s *Server) waitForRV(r *http.Request, rv uint64) (*state, bool) {
 
 // resolveList picks the snapshot a LIST reads: the tree, its RV, and the
 // first key.
-func (s *Server) resolveList(r *http.Request, ns string, o *listOptions) (btree, uint64, string, error) {
-	from, _ := keyRange(ns)
+func (s *Server) resolveList(r *http.Request, res *apiResource, ns string, o *listOptions) (btree, uint64, string, error) {
+	from, _ := res.keyRange(ns)
 	if o.continueToken != "" {
 		if o.resourceVersion != "" && o.resourceVersion != "0" {
 			return btree{}, 0, "", badRequest("specifying resource version is not allowed when using continue")
@@ -318,15 +322,16 @@ func errContinueExpired() error {
 		"show up in the list.")
 }
 
-// collect returns the objects of tree in [start, end of ns) matching f, at
-// most limit (0: all), and whether more keys follow in the range.
-func collect(tree btree, ns, start string, f *filter, limit int64) (items []*object, more bool) {
-	_, end := keyRange(ns)
+// collect returns the objects of tree in [start, end of f's namespace)
+// matching f, at most limit (0: all), and whether more keys follow in the
+// range.
+func collect(tree btree, start string, f *filter, limit int64) (items []*object, more bool) {
+	_, end := f.res.keyRange(f.namespace)
 	if limit == 0 {
-		items = make([]*object, 0, tree.Len())
+		items = make([]*object, 0, tree.Rank(end)-tree.Rank(start))
 	}
 	tree.Ascend(start, func(key string, o *object) bool {
-		if end != "" && key >= end {
+		if key >= end {
 			return false
 		}
 		if limit > 0 && int64(len(items)) == limit {
@@ -341,43 +346,60 @@ func collect(tree btree, ns, start string, f *filter, limit int64) (items []*obj
 	return items, more
 }
 
-func (s *Server) serveList(w http.ResponseWriter, r *http.Request, ns string, o *listOptions, ct contentType) {
-	tree, rv, start, err := s.resolveList(r, ns, o)
+func (s *Server) serveList(w http.ResponseWriter, r *http.Request, f *filter, o *listOptions, fm format) {
+	tree, rv, start, err := s.resolveList(r, f.res, f.namespace, o)
 	if err != nil {
-		writeStatus(w, ct, err)
+		writeStatus(w, r, err)
 		return
 	}
-	f := &filter{namespace: ns, label: o.label, field: o.field}
-	items, more := collect(tree, ns, start, f, o.limit)
+	if fm.convert == asPartial {
+		writeStatus(w, r, notAcceptable(fmt.Sprintf(
+			"you requested PartialObjectMetadata, but the requested object is a list (*%sList)", f.res.internalType)))
+		return
+	}
+	items, more := collect(tree, start, f, o.limit)
 	meta := metav1.ListMeta{ResourceVersion: strconv.FormatUint(rv, 10)}
 	if more {
 		last := items[len(items)-1].key
 		meta.Continue = encodeContinue(rv, last)
-		if o.label == nil && o.field == nil {
-			_, end := keyRange(ns)
-			endRank := tree.Len()
-			if end != "" {
-				endRank = tree.Rank(end)
-			}
-			remaining := int64(endRank - tree.Rank(last+"\x00"))
+		if f.label == nil && f.field == nil {
+			// As the API server's storage: the keys from the page's start
+			// less the limit, computed even under a shard selector (which
+			// its SelectionPredicate.Empty does not count).
+			_, end := f.res.keyRange(f.namespace)
+			remaining := int64(tree.Rank(end)-tree.Rank(start)) - o.limit
 			meta.RemainingItemCount = &remaining
 		}
 		s.st.snapshots.put(rv, tree)
 	}
+	if f.shard != nil && !f.res.custom && !fm.view.meta {
+		// Only typed lists carry it: unstructured lists do not implement
+		// metav1.ShardedListInterface, and the PartialObjectMetadataList
+		// conversion does not copy it (kube-apiserver v1.36).
+		meta.ShardInfo = &metav1.ShardInfo{Selector: f.shard.String()}
+	}
 
-	enc := newEncodeAhead(items, ct)
+	enc := newEncodeAhead(items, fm.view.encoding(fm.ct))
 	defer enc.stop()
-	if ct == ctProtobuf {
+	if fm.ct == ctProtobuf {
 		enc.all() // the protobuf list header needs every item's size
 	}
-	w.Header().Set("Content-Type", ct.mediaType())
+	w.Header().Set("Content-Type", fm.ct.mediaType())
 	w.Header().Set("Cache-Control", "no-cache, private")
 	w.WriteHeader(http.StatusOK)
 	bw := bufio.NewWriterSize(countingWriter{w, &s.stats.bytes}, 256<<10)
-	fw := &frameWriter{ct: ct, w: bw}
+	fw := &frameWriter{ct: fm.ct, v: fm.view, w: bw}
 	if err := fw.writeList(meta, items, enc.at); err != nil {
 		return
 	}
 	_ = bw.Flush()
 	s.stats.listed.Add(uint64(len(items)))
+}
+
+// notAcceptable is the API server's error for a transformation the
+// requested object does not allow.
+func notAcceptable(msg string) error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusNotAcceptable, Reason: metav1.StatusReasonNotAcceptable, Message: msg,
+	}}
 }

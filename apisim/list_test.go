@@ -118,24 +118,7 @@ func TestGet(t *testing.T) {
 func TestHTTPNegotiationAndErrors(t *testing.T) {
 	s := startServer(t, Config{})
 	fill(t, s, 2, 1)
-	get := func(path, accept string) (*http.Response, []byte) {
-		t.Helper()
-		req, _ := http.NewRequest(http.MethodGet, s.URL()+path, nil)
-		if accept != "" {
-			req.Header.Set("Accept", accept)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp, b
-	}
-	for _, tc := range []struct {
-		path, accept, wantType string
-		wantCode               int
-	}{
+	checkHTTP(t, s, []httpCase{
 		{"/api/v1/pods", "", ContentTypeJSON, 200},
 		{"/api/v1/pods", "application/vnd.kubernetes.protobuf, */*", ContentTypeProtobuf, 200},
 		{"/api/v1/pods", "application/vnd.kubernetes.protobuf;q=0.5, application/json", ContentTypeJSON, 200},
@@ -147,19 +130,7 @@ func TestHTTPNegotiationAndErrors(t *testing.T) {
 		{"/api/v1/pods?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan", "", ContentTypeJSON, 422},
 		{"/api/v1/services", "", ContentTypeJSON, 404},
 		{"/api/v1/namespaces/ns-0/pods/pod-00000", "", ContentTypeJSON, 200},
-	} {
-		resp, body := get(tc.path, tc.accept)
-		if resp.StatusCode != tc.wantCode || resp.Header.Get("Content-Type") != tc.wantType {
-			t.Errorf("%s (Accept %q): %d %q; want %d %q: %.200s", tc.path, tc.accept, resp.StatusCode,
-				resp.Header.Get("Content-Type"), tc.wantCode, tc.wantType, body)
-		}
-		if tc.wantCode >= 400 && tc.wantCode != 406 {
-			obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(body, nil, nil)
-			if st, ok := obj.(*metav1.Status); err != nil || !ok || st.Code != int32(tc.wantCode) {
-				t.Errorf("%s: error body is not a Status with code %d: %v %.200s", tc.path, tc.wantCode, err, body)
-			}
-		}
-	}
+	})
 	req, _ := http.NewRequest(http.MethodDelete, s.URL()+"/api/v1/namespaces/ns-0/pods/pod-00000", nil)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -171,14 +142,12 @@ func TestHTTPNegotiationAndErrors(t *testing.T) {
 	}
 
 	s.SetUnavailable(true)
-	if resp, _ := get("/api/v1/pods", ""); resp.StatusCode != http.StatusServiceUnavailable {
-		t.Errorf("unavailable: %d; want 503", resp.StatusCode)
-	}
-	if resp, _ := get("/readyz", ""); resp.StatusCode != http.StatusServiceUnavailable {
+	checkHTTP(t, s, []httpCase{{"/api/v1/pods", "", ContentTypeJSON, 503}, {"/apis/apps/v1/deployments", "", ContentTypeJSON, 503}})
+	if resp := rawRequest(t, http.MethodGet, s.URL()+"/readyz", ""); resp.StatusCode != http.StatusServiceUnavailable {
 		t.Errorf("readyz while unavailable: %d; want 503", resp.StatusCode)
 	}
 	s.SetUnavailable(false)
-	if resp, _ := get("/readyz", ""); resp.StatusCode != http.StatusOK {
+	if resp := rawRequest(t, http.MethodGet, s.URL()+"/readyz", ""); resp.StatusCode != http.StatusOK {
 		t.Errorf("readyz: %d", resp.StatusCode)
 	}
 }
@@ -197,7 +166,7 @@ func TestDiscovery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rl.APIResources) != 1 || rl.APIResources[0].Name != "pods" {
+	if len(rl.APIResources) != 2 || rl.APIResources[0].Name != "configmaps" || rl.APIResources[1].Name != "pods" {
 		t.Errorf("resources: %+v", rl.APIResources)
 	}
 }
@@ -315,3 +284,29 @@ func TestConfigValidation(t *testing.T) {
 }
 
 var _ k8sruntime.Object = (*corev1.Pod)(nil)
+
+// httpCase is a GET and the status and Content-Type it must get.
+type httpCase struct {
+	path, accept, wantType string
+	wantCode               int
+}
+
+// checkHTTP sends each case's request to s; an error's body must be a
+// Status with the response's code.
+func checkHTTP(t *testing.T, s *Server, cases []httpCase) {
+	t.Helper()
+	for _, tc := range cases {
+		resp := rawRequest(t, http.MethodGet, s.URL()+tc.path, tc.accept)
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != tc.wantCode || resp.Header.Get("Content-Type") != tc.wantType {
+			t.Errorf("%s (Accept %q): %d %q; want %d %q: %.200s", tc.path, tc.accept, resp.StatusCode,
+				resp.Header.Get("Content-Type"), tc.wantCode, tc.wantType, body)
+		}
+		if tc.wantCode >= 400 {
+			obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(body, nil, nil)
+			if st, ok := obj.(*metav1.Status); err != nil || !ok || st.Code != int32(tc.wantCode) {
+				t.Errorf("%s: error body is not a Status with code %d: %v %.200s", tc.path, tc.wantCode, err, body)
+			}
+		}
+	}
+}

@@ -17,18 +17,23 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/rest"
+
+	"github.com/shardinformer/shardinformer/apisim/shardselector"
 )
 
-// Server is a simulated Kubernetes API server for pods: an in-process,
-// versioned pod store served over HTTP on loopback with the API server's
-// list, watch and get semantics.
+// Server is a simulated Kubernetes API server: an in-process, versioned
+// object store served over HTTP on loopback with the API server's list,
+// watch and get semantics, for pods, configmaps, deployments and the
+// custom resource widgets.
 //
 // All methods are safe for concurrent use. A Server must not be copied.
 type Server struct {
 	cfg Config
 	st  *store
+	reg *resourceSet
 
 	stats       counters
 	unavailable atomic.Bool
@@ -54,6 +59,7 @@ func New(cfg Config) (*Server, error) {
 	return &Server{
 		cfg:       cfg,
 		st:        newStore(cfg),
+		reg:       newResourceSet(),
 		serveDone: make(chan struct{}),
 		closing:   make(chan struct{}),
 	}, nil
@@ -138,64 +144,43 @@ func (s *Server) RESTConfig() *rest.Config {
 	}
 }
 
-// Create stores a copy of pod as a new object and returns the stored
-// version: resourceVersion (the store's next global version), uid and,
-// if unset, creationTimestamp assigned. A pod with generateName and no
-// name gets a generated name. Errors are API status errors: AlreadyExists,
-// BadRequest (missing namespace or name, resourceVersion set).
-func (s *Server) Create(pod *corev1.Pod) (*corev1.Pod, error) { return s.st.create(pod) }
+// Create is Pods().Create: it stores a copy of pod as a new object and
+// returns the stored version.
+func (s *Server) Create(pod *corev1.Pod) (*corev1.Pod, error) { return s.Pods().Create(pod) }
 
-// Update replaces the stored pod with a copy of pod and returns the stored
-// version. If pod.ResourceVersion is set and is not the current version
-// the update fails with Conflict (optimistic concurrency); if it is empty
-// the update is unconditional. uid and creationTimestamp are kept from the
-// stored object. Unlike the API server, an update that changes nothing still
-// produces a new version and a MODIFIED event. NotFound if absent.
-func (s *Server) Update(pod *corev1.Pod) (*corev1.Pod, error) { return s.st.update(pod) }
+// Update is Pods().Update: it replaces the stored pod with a copy of pod,
+// failing with Conflict if pod.ResourceVersion is set and not current.
+func (s *Server) Update(pod *corev1.Pod) (*corev1.Pod, error) { return s.Pods().Update(pod) }
 
-// Modify applies fn to a copy of the current pod namespace/name and stores
-// the result unconditionally, retrying fn if another writer interleaves.
-// It is the cheapest way to churn (one copy per write) and returns the
-// resulting resourceVersion. fn must not keep the pod. NotFound if absent.
+// Modify is Pods().Modify: it applies fn to a copy of the current pod
+// namespace/name, stores the result and returns its resourceVersion.
 func (s *Server) Modify(namespace, name string, fn func(*corev1.Pod)) (uint64, error) {
-	return s.st.modify(namespace, name, fn)
+	return s.Pods().Modify(namespace, name, fn)
 }
 
-// Delete removes the pod and returns its final state, stamped with the
-// deletion's resourceVersion (the object watchers receive). NotFound if absent.
+// Delete is Pods().Delete: it removes the pod and returns its final state,
+// stamped with the deletion's resourceVersion.
 func (s *Server) Delete(namespace, name string) (*corev1.Pod, error) {
-	return s.st.delete(namespace, name)
+	return s.Pods().Delete(namespace, name)
 }
 
-// Load creates pods in order, taking ownership of them: the caller must not
-// use them afterwards. It is Create without the copies, for filling a
-// large store quickly. It stops at the first error.
-func (s *Server) Load(pods []*corev1.Pod) error { return s.st.load(pods) }
+// Load is Pods().Load: it creates pods in order, taking ownership of them.
+func (s *Server) Load(pods []*corev1.Pod) error { return s.Pods().Load(pods) }
 
-// Get returns a copy of the current pod namespace/name.
-func (s *Server) Get(namespace, name string) (*corev1.Pod, bool) { return s.st.get(namespace, name) }
-
-// List returns copies of the current pods in namespace ("" for all), in key
-// order.
-func (s *Server) List(namespace string) []*corev1.Pod {
-	cur := s.st.cur.Load()
-	var out []*corev1.Pod
-	from, end := keyRange(namespace)
-	cur.tree.Ascend(from, func(key string, o *object) bool {
-		if end != "" && key >= end {
-			return false
-		}
-		out = append(out, o.decoded().DeepCopy())
-		return true
-	})
-	return out
+// Get is Pods().Get: a copy of the current pod namespace/name.
+func (s *Server) Get(namespace, name string) (*corev1.Pod, bool) {
+	return s.Pods().Get(namespace, name)
 }
 
-// Len returns the number of stored pods.
-func (s *Server) Len() int { return s.st.cur.Load().tree.Len() }
+// List is Pods().List: copies of the current pods in namespace ("" for
+// all), in key order.
+func (s *Server) List(namespace string) []*corev1.Pod { return s.Pods().List(namespace) }
+
+// Len is Pods().Len: the number of stored pods.
+func (s *Server) Len() int { return s.Pods().Len() }
 
 // ResourceVersion returns the store's current resourceVersion: that of the
-// newest write.
+// newest write of any resource (one counter, like etcd's revision).
 func (s *Server) ResourceVersion() uint64 { return s.st.cur.Load().rv }
 
 // Compact drops watch history up to and including rv (at most the current
@@ -212,7 +197,7 @@ func (s *Server) DropWatches() {
 }
 
 // SetUnavailable simulates an API server outage. While unavailable, open
-// watches are dropped and every pod request fails with 503
+// watches are dropped and every resource request fails with 503
 // ServiceUnavailable (readyz too), so clients back off and retry; in-process
 // writes go on. Use it to make changes a client cannot see until it
 // reconnects — e.g. a delete that must surface as a DeletedFinalStateUnknown.
@@ -244,7 +229,8 @@ type Stats struct {
 	WatchesSlowClosed uint64
 	// BytesSent counts response body bytes of lists, watches and gets.
 	BytesSent uint64
-	// ResourceVersion and Objects describe the store.
+	// ResourceVersion and Objects describe the store; Objects counts the
+	// objects of every resource.
 	ResourceVersion uint64
 	Objects         int
 }
@@ -301,7 +287,6 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	defer s.requests.Done()
 
-	ct, ok := negotiate(r.Header.Get("Accept"))
 	path := r.URL.Path
 	switch path {
 	case "/healthz", "/livez", "/readyz":
@@ -313,21 +298,15 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = io.WriteString(w, "ok")
 		return
-	case "/version", "/api", "/api/", "/apis", "/apis/", "/api/v1", "/api/v1/":
+	}
+	if s.serveDiscovery(w, strings.TrimSuffix(path, "/")) {
 		s.stats.discovery.Add(1)
-		s.serveDiscovery(w, strings.TrimSuffix(path, "/"))
 		return
 	}
-	if !ok {
+	res, ns, name, found := s.parsePath(path)
+	if !found {
 		s.stats.other.Add(1)
-		writeStatus(w, ctJSON, apierrors.NewGenericServerResponse(http.StatusNotAcceptable, "", podsResource, "",
-			"only the following media types are accepted: application/json, application/vnd.kubernetes.protobuf", 0, false))
-		return
-	}
-	ns, name, isPods := parsePodPath(path)
-	if !isPods {
-		s.stats.other.Add(1)
-		writeStatus(w, ct, &apierrors.StatusError{ErrStatus: metav1.Status{
+		writeStatus(w, r, &apierrors.StatusError{ErrStatus: metav1.Status{
 			Status: metav1.StatusFailure, Code: http.StatusNotFound, Reason: metav1.StatusReasonNotFound,
 			Message: "the server could not find the requested resource",
 		}})
@@ -335,76 +314,130 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method != http.MethodGet {
 		s.stats.other.Add(1)
-		writeStatus(w, ct, apierrors.NewMethodNotSupported(podsResource, strings.ToLower(r.Method)))
+		writeStatus(w, r, apierrors.NewMethodNotSupported(res.groupResource(), strings.ToLower(r.Method)))
+		return
+	}
+	if !res.custom && !routeAccepts(r.Header.Get("Accept")) {
+		// Built-in resources are routed by go-restful, which refuses an
+		// Accept header naming none of the route's media types first.
+		s.stats.other.Add(1)
+		produces := listProduces
+		if name != "" {
+			produces = getProduces
+		}
+		writeStatus(w, r, notAcceptable("406: Not Acceptable\n\nAvailable representations: "+produces))
+		return
+	}
+	fm, ok := negotiate(r.Header.Get("Accept"), res)
+	if !ok {
+		s.stats.other.Add(1)
+		writeStatus(w, r, notAcceptable("only the following media types are accepted: "+
+			"application/json, application/yaml, application/vnd.kubernetes.protobuf"))
 		return
 	}
 	if s.unavailable.Load() {
 		s.stats.other.Add(1)
-		writeStatus(w, ct, apierrors.NewServiceUnavailable("apisim: server is unavailable"))
+		writeStatus(w, r, apierrors.NewServiceUnavailable("apisim: server is unavailable"))
 		return
 	}
 	if name != "" {
 		s.stats.get.Add(1)
-		s.serveGet(w, ns, name, ct)
+		s.serveGet(w, r, res, ns, name, fm)
 		return
 	}
-	opts, err := parseListOptions(r.URL.Query())
+	opts, err := parseListOptions(r.URL.Query(), res)
 	if err != nil {
 		s.stats.other.Add(1)
-		writeStatus(w, ct, err)
+		writeStatus(w, r, err)
 		return
+	}
+	f := &filter{res: res, namespace: ns, label: opts.label, field: opts.field}
+	if s.cfg.ShardedListAndWatch && opts.shardSelector != "" {
+		// As the API server's registry: parsed (and rejected) only with the
+		// feature gate on; with it off the parameter is ignored.
+		sel, err := shardselector.Parse(opts.shardSelector)
+		if err != nil {
+			s.stats.other.Add(1)
+			writeStatus(w, r, &apierrors.StatusError{ErrStatus: metav1.Status{
+				Status: metav1.StatusFailure, Code: http.StatusInternalServerError, Reason: metav1.StatusReasonUnknown,
+				Message: "invalid shard selector: " + err.Error(),
+			}})
+			return
+		}
+		f.shard = &sel
 	}
 	if opts.watch {
 		s.stats.watch.Add(1)
-		s.serveWatch(w, r, ns, opts, ct)
+		s.serveWatch(w, r, f, opts, fm)
 		return
 	}
 	s.stats.list.Add(1)
-	s.serveList(w, r, ns, opts, ct)
+	s.serveList(w, r, f, opts, fm)
 }
 
-// parsePodPath recognises /api/v1/pods, /api/v1/namespaces/{ns}/pods and
-// /api/v1/namespaces/{ns}/pods/{name}.
-func parsePodPath(path string) (ns, name string, ok bool) {
+// parsePath recognises /api/v1/{resource}, /api/v1/namespaces/{ns}/{resource}
+// and /api/v1/namespaces/{ns}/{resource}/{name}, and the same under
+// /apis/{group}/{version}, for the served resources.
+func (s *Server) parsePath(path string) (res *apiResource, ns, name string, ok bool) {
 	p := strings.Split(strings.Trim(path, "/"), "/")
-	if len(p) < 3 || p[0] != "api" || p[1] != "v1" {
-		return "", "", false
-	}
-	p = p[2:]
+	var group, version string
 	switch {
-	case len(p) == 1 && p[0] == "pods":
-		return "", "", true
-	case len(p) == 3 && p[0] == "namespaces" && p[1] != "" && p[2] == "pods":
-		return p[1], "", true
-	case len(p) == 4 && p[0] == "namespaces" && p[1] != "" && p[2] == "pods" && p[3] != "":
-		return p[1], p[3], true
+	case len(p) >= 3 && p[0] == "api":
+		version, p = p[1], p[2:]
+	case len(p) >= 4 && p[0] == "apis":
+		group, version, p = p[1], p[2], p[3:]
+	default:
+		return nil, "", "", false
 	}
-	return "", "", false
+	switch {
+	case len(p) == 1:
+		res = s.reg.lookup(group, version, p[0])
+	case len(p) == 3 && p[0] == "namespaces" && p[1] != "":
+		res, ns = s.reg.lookup(group, version, p[2]), p[1]
+	case len(p) == 4 && p[0] == "namespaces" && p[1] != "" && p[3] != "":
+		res, ns, name = s.reg.lookup(group, version, p[2]), p[1], p[3]
+	}
+	return res, ns, name, res != nil
 }
 
-func (s *Server) serveGet(w http.ResponseWriter, ns, name string, ct contentType) {
-	o := s.st.cur.Load().tree.Get(ns + "/" + name)
+func (s *Server) serveGet(w http.ResponseWriter, r *http.Request, res *apiResource, ns, name string, fm format) {
+	o := s.st.cur.Load().tree.Get(res.key(ns, name))
 	if o == nil {
-		writeStatus(w, ct, apierrors.NewNotFound(podsResource, name))
+		writeStatus(w, r, apierrors.NewNotFound(res.groupResource(), name))
 		return
 	}
-	body := ensureEncoded(o, ct)
-	w.Header().Set("Content-Type", ct.mediaType())
+	if fm.convert == asPartialList {
+		err := notAcceptable(fmt.Sprintf(
+			"you requested PartialObjectMetadataList, but the requested object is not a list (*%s)", res.internalType))
+		if res.custom {
+			// An *unstructured.Unstructured passes the API server's list
+			// check (it has ListInterface's methods) and fails when its
+			// items are walked: a plain error, hence a 500.
+			err = &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure,
+				Code: http.StatusInternalServerError, Reason: metav1.StatusReasonUnknown, Message: "content is not a list"}}
+		}
+		writeStatus(w, r, err)
+		return
+	}
+	body := o.encoded(fm.view.encoding(fm.ct))
+	w.Header().Set("Content-Type", fm.ct.mediaType())
 	w.WriteHeader(http.StatusOK)
-	f := &frameWriter{ct: ct, w: countingWriter{w, &s.stats.bytes}}
+	f := &frameWriter{ct: fm.ct, v: fm.view, w: countingWriter{w, &s.stats.bytes}}
 	_ = f.writeObject(body)
 }
 
-func (s *Server) serveDiscovery(w http.ResponseWriter, path string) {
+// serveDiscovery answers the discovery paths (path without a trailing
+// slash) and reports whether path was one.
+func (s *Server) serveDiscovery(w http.ResponseWriter, path string) bool {
 	var v any
-	switch path {
-	case "/version":
+	switch p := strings.Split(strings.TrimPrefix(path, "/"), "/"); {
+	case path == "/version":
 		v = version.Info{
 			Major: "1", Minor: "37", GitVersion: "v1.37.2-apisim", GitTreeState: "clean",
 			GoVersion: goruntime.Version(), Compiler: goruntime.Compiler,
 			Platform: goruntime.GOOS + "/" + goruntime.GOARCH,
 		}
-	case "/api":
+	case path == "/api":
 		v = metav1.APIVersions{
 			TypeMeta: metav1.TypeMeta{Kind: "APIVersions"},
 			Versions: []string{"v1"},
@@ -412,29 +445,54 @@ func (s *Server) serveDiscovery(w http.ResponseWriter, path string) {
 				{ClientCIDR: "0.0.0.0/0", ServerAddress: strings.TrimPrefix(s.URL(), "http://")},
 			},
 		}
-	case "/apis":
-		v = metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}, Groups: []metav1.APIGroup{}}
-	case "/api/v1":
-		v = metav1.APIResourceList{
-			TypeMeta:     metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
-			GroupVersion: "v1",
-			APIResources: []metav1.APIResource{{
-				Name: "pods", SingularName: "pod", Namespaced: true, Kind: "Pod",
-				Verbs: []string{"get", "list", "watch"}, ShortNames: []string{"po"}, Categories: []string{"all"},
-			}},
+	case path == "/apis":
+		v = metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}, Groups: s.reg.groups()}
+	case len(p) == 2 && p[0] == "api":
+		if rl := s.resourceList(schema.GroupVersion{Version: p[1]}); rl != nil {
+			v = rl
 		}
+	case len(p) == 2 && p[0] == "apis":
+		for _, g := range s.reg.groups() {
+			if g.Name == p[1] {
+				g.TypeMeta = metav1.TypeMeta{Kind: "APIGroup", APIVersion: "v1"}
+				v = g
+			}
+		}
+	case len(p) == 3 && p[0] == "apis":
+		if rl := s.resourceList(schema.GroupVersion{Group: p[1], Version: p[2]}); rl != nil {
+			v = rl
+		}
+	}
+	if v == nil {
+		return false
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
+		return true
 	}
 	w.Header().Set("Content-Type", ContentTypeJSON)
 	_, _ = w.Write(b)
+	return true
 }
 
-// writeStatus writes err as a metav1.Status response with its HTTP code.
-func writeStatus(w http.ResponseWriter, ct contentType, err error) {
+// resourceList returns the APIResourceList of gv, or nil if none is served.
+func (s *Server) resourceList(gv schema.GroupVersion) *metav1.APIResourceList {
+	rs := s.reg.resources(gv)
+	if rs == nil {
+		return nil
+	}
+	return &metav1.APIResourceList{
+		TypeMeta:     metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
+		GroupVersion: gv.String(),
+		APIResources: rs,
+	}
+}
+
+// writeStatus writes err as a metav1.Status response with its HTTP code,
+// in the encoding the API server would negotiate for it.
+func writeStatus(w http.ResponseWriter, r *http.Request, err error) {
+	ct := negotiateStatus(r.Header.Get("Accept"))
 	st := toStatus(err)
 	if st.Code == http.StatusTooManyRequests || st.Code >= 500 {
 		if st.Details != nil && st.Details.RetryAfterSeconds > 0 {

@@ -1,184 +1,17 @@
 package apisim
 
 import (
+	"errors"
 	"fmt"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/watch"
 )
-
-var podsResource = schema.GroupResource{Resource: "pods"}
-
-// object is one version of one pod. Its identity and attributes never
-// change after it is published; only its caches fill in (encodings) and
-// its decoded form is released once a newer version supersedes it.
-type object struct {
-	key       string // "namespace/name", the tree key
-	namespace string
-	name      string
-	rv        uint64
-	rvString  string
-	uid       types.UID
-	created   metav1.Time
-	labels    labels.Set // shared with pod.Labels; read-only
-	fields    podFields
-
-	// encodedOnly: drop pod as soon as an encoding exists (Config.EncodedOnly).
-	// Set before the object is published; read-only afterwards.
-	encodedOnly bool
-
-	// pod is the decoded version. Read-only once published: it is shared by
-	// every reader and never modified. The writer that supersedes this
-	// version stores nil if an encoding exists (see release), so that
-	// history mostly holds byte slices, not pointer-rich objects.
-	pod atomic.Pointer[corev1.Pod]
-
-	// encMu serializes filling enc, so each encoding is computed once even
-	// when several watchers need it at the same moment.
-	encMu sync.Mutex
-	// enc[ct] is the encoding of the pod without kind/apiVersion (JSON) or
-	// the bare Pod protobuf message (no envelope). Written once under encMu.
-	enc [numContentTypes]atomic.Pointer[[]byte]
-}
-
-// podFields are the field-selector attributes the API server supports for pods.
-type podFields struct {
-	nodeName, phase, restartPolicy, schedulerName, serviceAccountName,
-	podIP, nominatedNodeName, hostNetwork string
-	name, namespace string
-}
-
-// Has implements fields.Fields.
-func (f *podFields) Has(field string) bool {
-	_, ok := f.lookup(field)
-	return ok
-}
-
-// Get implements fields.Fields.
-func (f *podFields) Get(field string) string {
-	v, _ := f.lookup(field)
-	return v
-}
-
-func (f *podFields) lookup(field string) (string, bool) {
-	switch field {
-	case "metadata.name":
-		return f.name, true
-	case "metadata.namespace":
-		return f.namespace, true
-	case "spec.nodeName":
-		return f.nodeName, true
-	case "spec.restartPolicy":
-		return f.restartPolicy, true
-	case "spec.schedulerName":
-		return f.schedulerName, true
-	case "spec.serviceAccountName":
-		return f.serviceAccountName, true
-	case "spec.hostNetwork":
-		return f.hostNetwork, true
-	case "status.phase":
-		return f.phase, true
-	case "status.podIP":
-		return f.podIP, true
-	case "status.nominatedNodeName":
-		return f.nominatedNodeName, true
-	}
-	return "", false
-}
-
-// newObject wraps p, which the store owns from now on, as version rv.
-func newObject(p *corev1.Pod, rv uint64) *object {
-	o := &object{
-		key:       p.Namespace + "/" + p.Name,
-		namespace: p.Namespace,
-		name:      p.Name,
-		rv:        rv,
-		rvString:  strconv.FormatUint(rv, 10),
-		uid:       p.UID,
-		created:   p.CreationTimestamp,
-		labels:    labels.Set(p.Labels),
-		fields: podFields{
-			name:               p.Name,
-			namespace:          p.Namespace,
-			nodeName:           p.Spec.NodeName,
-			phase:              string(p.Status.Phase),
-			restartPolicy:      string(p.Spec.RestartPolicy),
-			schedulerName:      p.Spec.SchedulerName,
-			serviceAccountName: p.Spec.ServiceAccountName,
-			podIP:              p.Status.PodIP,
-			nominatedNodeName:  p.Status.NominatedNodeName,
-			hostNetwork:        strconv.FormatBool(p.Spec.HostNetwork),
-		},
-	}
-	p.ResourceVersion = o.rvString
-	p.TypeMeta = metav1.TypeMeta{}
-	o.pod.Store(p)
-	return o
-}
-
-// restamped returns a version of o carrying resourceVersion rv, as the API
-// server reports the final state of a deleted object (or of one that left
-// a watcher's selector) with the event's resourceVersion.
-func (o *object) restamped(rv uint64) *object {
-	p := o.decoded()
-	cp := *p // shallow: everything but the stamped fields is shared and read-only
-	n := newObject(&cp, rv)
-	n.encodedOnly = o.encodedOnly
-	return n
-}
-
-// decoded returns the pod of this version, decoding it from one of its
-// encodings if the decoded form has been released. The result is shared
-// and read-only.
-func (o *object) decoded() *corev1.Pod {
-	if p := o.pod.Load(); p != nil {
-		return p
-	}
-	p := &corev1.Pod{}
-	var err error
-	if b := o.enc[ctProtobuf].Load(); b != nil {
-		err = p.Unmarshal(*b)
-	} else {
-		b := o.enc[ctJSON].Load()
-		_, _, err = jsonSerializer.Decode(*b, nil, p)
-		p.TypeMeta = metav1.TypeMeta{}
-	}
-	if err != nil {
-		panic(fmt.Sprintf("apisim: stored encoding of %s@%d does not decode: %v", o.key, o.rv, err))
-	}
-	return p
-}
-
-// mutable returns a private copy of the pod of this version, for a writer
-// to modify: a deep copy of the decoded form, or a fresh decode if it has
-// been released.
-func (o *object) mutable() *corev1.Pod {
-	if p := o.pod.Load(); p != nil {
-		return p.DeepCopy()
-	}
-	return o.decoded() // decoded afresh: already private
-}
-
-// release drops the decoded form of a superseded version if an encoding
-// can stand in for it; otherwise the version keeps it (writers never pay
-// for an encoding nobody asked for). Called by the superseding writer.
-func (o *object) release() {
-	// No lock: an encoder that loads pod == nil decodes from the encoding
-	// that allowed the release; encodings are never removed.
-	if o.enc[ctProtobuf].Load() != nil || o.enc[ctJSON].Load() != nil {
-		o.pod.Store(nil)
-	}
-}
 
 // event is one entry of the watch history: the change that produced
 // resourceVersion obj.rv.
@@ -285,101 +118,93 @@ func badRequest(format string, args ...any) error {
 	return apierrors.NewBadRequest(fmt.Sprintf(format, args...))
 }
 
-func (s *store) create(in *corev1.Pod) (*corev1.Pod, error) {
-	if in == nil {
-		return nil, badRequest("apisim: nil pod")
-	}
-	p := in.DeepCopy()
-	if err := s.prepareCreate(p); err != nil {
+func (s *store) create(res *apiResource, in Object) (Object, error) {
+	obj := res.codec.deepCopy(in)
+	if err := s.prepareCreate(res, obj); err != nil {
 		return nil, err
 	}
-	if err := s.insert(p); err != nil {
+	if err := s.insert(res, obj); err != nil {
 		return nil, err
 	}
-	return p.DeepCopy(), nil
+	return res.codec.deepCopy(obj), nil
 }
 
-// load inserts pods the store takes ownership of. See Server.Load.
-func (s *store) load(pods []*corev1.Pod) error {
-	for _, p := range pods {
-		if err := s.prepareCreate(p); err != nil {
-			return err
-		}
-		if err := s.insert(p); err != nil {
-			return err
-		}
+// prepareCreate validates a new object and assigns what the API server
+// assigns on create: a generated name, uid and creationTimestamp.
+func (s *store) prepareCreate(res *apiResource, obj Object) error {
+	if err := res.codec.normalize(obj); err != nil {
+		return badRequest("%s %q: %v", res.gvr.Resource, obj.GetName(), err)
 	}
-	return nil
-}
-
-func (s *store) prepareCreate(p *corev1.Pod) error {
-	if p.Name == "" && p.GenerateName != "" {
-		p.Name = p.GenerateName + generatedSuffix(s.nameSeq.Add(1))
+	if obj.GetName() == "" && obj.GetGenerateName() != "" {
+		obj.SetName(obj.GetGenerateName() + generatedSuffix(s.nameSeq.Add(1)))
 	}
-	if p.Namespace == "" || p.Name == "" {
-		return badRequest("pods %q: namespace and name are required", p.Name)
+	if obj.GetNamespace() == "" || obj.GetName() == "" {
+		return badRequest("%s %q: namespace and name are required", res.gvr.Resource, obj.GetName())
 	}
-	if p.ResourceVersion != "" {
+	if obj.GetResourceVersion() != "" {
 		return badRequest("resourceVersion should not be set on objects to be created")
 	}
-	p.UID = uuid.NewUUID()
-	if p.CreationTimestamp.IsZero() {
-		p.CreationTimestamp = metav1.NewTime(time.Now().Truncate(time.Second))
+	obj.SetUID(uuid.NewUUID())
+	if ts := obj.GetCreationTimestamp(); ts.IsZero() {
+		obj.SetCreationTimestamp(metav1.NewTime(time.Now().Truncate(time.Second)))
 	}
 	return nil
 }
 
-// insert publishes p as a new object. p's RV is assigned here.
-func (s *store) insert(p *corev1.Pod) error {
-	key := p.Namespace + "/" + p.Name
+// insert publishes obj as a new object; its resourceVersion is assigned here.
+func (s *store) insert(res *apiResource, obj Object) error {
+	key := res.key(obj.GetNamespace(), obj.GetName())
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cur := s.cur.Load()
 	if cur.tree.Get(key) != nil {
-		return apierrors.NewAlreadyExists(podsResource, p.Name)
+		return apierrors.NewAlreadyExists(res.groupResource(), obj.GetName())
 	}
-	o := newObject(p, cur.rv+1)
+	o := newObject(res, obj, cur.rv+1)
 	s.publishLocked(cur.tree.Set(key, o), &event{typ: watch.Added, obj: o})
 	return nil
 }
 
-func (s *store) update(in *corev1.Pod) (*corev1.Pod, error) {
-	if in == nil {
-		return nil, badRequest("apisim: nil pod")
-	}
-	p := in.DeepCopy()
-	wantRV := p.ResourceVersion
-	if _, err := s.replace(p.Namespace, p.Name, wantRV, func(*object) *corev1.Pod { return p }); err != nil {
+func (s *store) update(res *apiResource, in Object) (Object, error) {
+	obj := res.codec.deepCopy(in)
+	if _, err := s.replace(res, obj.GetNamespace(), obj.GetName(), obj.GetResourceVersion(),
+		func(*object) Object { return obj }); err != nil {
 		return nil, err
 	}
-	return p.DeepCopy(), nil
+	return res.codec.deepCopy(obj), nil
 }
 
-func (s *store) modify(namespace, name string, fn func(*corev1.Pod)) (uint64, error) {
-	return s.replace(namespace, name, "", func(cur *object) *corev1.Pod {
-		p := cur.mutable()
-		fn(p)
-		p.Namespace, p.Name = namespace, name
-		return p
+func (s *store) modify(res *apiResource, namespace, name string, fn func(Object)) (uint64, error) {
+	return s.replace(res, namespace, name, "", func(cur *object) Object {
+		obj := cur.mutable()
+		fn(obj)
+		obj.SetNamespace(namespace)
+		obj.SetName(name)
+		return obj
 	})
 }
 
-// replace swaps the current version of namespace/name for the pod build
+// replace swaps the current version of namespace/name for the object build
 // returns, retrying if another writer got there first, and returns the new
-// resourceVersion. build may be called more than once; the pod it returns
-// becomes owned by the store.
-func (s *store) replace(namespace, name, wantRV string, build func(cur *object) *corev1.Pod) (uint64, error) {
-	key := namespace + "/" + name
+// resourceVersion. build may be called more than once; the object it
+// returns becomes owned by the store.
+func (s *store) replace(res *apiResource, namespace, name, wantRV string, build func(cur *object) Object) (uint64, error) {
+	key := res.key(namespace, name)
 	for {
 		cur := s.cur.Load().tree.Get(key)
 		if cur == nil {
-			return 0, apierrors.NewNotFound(podsResource, name)
+			return 0, apierrors.NewNotFound(res.groupResource(), name)
 		}
 		if wantRV != "" && wantRV != cur.rvString {
-			return 0, conflict(name)
+			return 0, apierrors.NewConflict(res.groupResource(), name,
+				errors.New("the object has been modified; please apply your changes to the latest version and try again"))
 		}
-		p := build(cur)
-		p.UID, p.CreationTimestamp = cur.uid, cur.created
+		obj := build(cur)
+		if err := res.codec.normalize(obj); err != nil {
+			return 0, badRequest("%s %q: %v", res.gvr.Resource, name, err)
+		}
+		obj.SetUID(cur.uid)
+		obj.SetCreationTimestamp(cur.created)
 
 		s.mu.Lock()
 		st := s.cur.Load()
@@ -387,7 +212,7 @@ func (s *store) replace(namespace, name, wantRV string, build func(cur *object) 
 			s.mu.Unlock()
 			continue
 		}
-		o := newObject(p, st.rv+1)
+		o := newObject(res, obj, st.rv+1)
 		s.publishLocked(st.tree.Set(key, o), &event{typ: watch.Modified, obj: o, prev: cur})
 		cur.release()
 		s.mu.Unlock()
@@ -395,19 +220,16 @@ func (s *store) replace(namespace, name, wantRV string, build func(cur *object) 
 	}
 }
 
-func conflict(name string) error {
-	return apierrors.NewConflict(podsResource, name,
-		fmt.Errorf("the object has been modified; please apply your changes to the latest version and try again"))
-}
-
-func (s *store) delete(namespace, name string) (*corev1.Pod, error) {
-	key := namespace + "/" + name
+// delete removes namespace/name and returns a copy of its final state,
+// stamped with the deletion's resourceVersion.
+func (s *store) delete(res *apiResource, namespace, name string) (Object, error) {
+	key := res.key(namespace, name)
 	for {
 		cur := s.cur.Load().tree.Get(key)
 		if cur == nil {
-			return nil, apierrors.NewNotFound(podsResource, name)
+			return nil, apierrors.NewNotFound(res.groupResource(), name)
 		}
-		p := *cur.decoded() // shallow copy; stamped below
+		final := res.codec.shallowCopy(cur.decoded()) // stamped below
 
 		s.mu.Lock()
 		st := s.cur.Load()
@@ -415,21 +237,43 @@ func (s *store) delete(namespace, name string) (*corev1.Pod, error) {
 			s.mu.Unlock()
 			continue
 		}
-		tomb := newObject(&p, st.rv+1)
+		tomb := newObject(res, final, st.rv+1)
 		tree, _ := st.tree.Delete(key)
 		s.publishLocked(tree, &event{typ: watch.Deleted, obj: tomb, prev: cur})
 		cur.release()
 		s.mu.Unlock()
-		return p.DeepCopy(), nil
+		return res.codec.deepCopy(final), nil
 	}
 }
 
-func (s *store) get(namespace, name string) (*corev1.Pod, bool) {
-	o := s.cur.Load().tree.Get(namespace + "/" + name)
+func (s *store) get(res *apiResource, namespace, name string) (Object, bool) {
+	o := s.cur.Load().tree.Get(res.key(namespace, name))
 	if o == nil {
 		return nil, false
 	}
-	return o.decoded().DeepCopy(), true
+	return res.codec.deepCopy(o.decoded()), true
+}
+
+// list returns copies of the current objects of res in namespace ("" for
+// all), in key order.
+func (s *store) list(res *apiResource, namespace string) []Object {
+	var out []Object
+	from, end := res.keyRange(namespace)
+	s.cur.Load().tree.Ascend(from, func(key string, o *object) bool {
+		if key >= end {
+			return false
+		}
+		out = append(out, res.codec.deepCopy(o.decoded()))
+		return true
+	})
+	return out
+}
+
+// count returns the number of current objects of res.
+func (s *store) count(res *apiResource) int {
+	tree := s.cur.Load().tree
+	from, end := res.keyRange("")
+	return tree.Rank(end) - tree.Rank(from)
 }
 
 // compact drops history up to and including rv (clamped to the current

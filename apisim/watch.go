@@ -4,14 +4,11 @@ import (
 	"bufio"
 	"fmt"
 	"net/http"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
@@ -157,10 +154,10 @@ func (s *Server) resolveWatch(r *http.Request, o *listOptions) (watchStart, erro
 	}
 }
 
-func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, ns string, o *listOptions, ct contentType) {
+func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, f *filter, o *listOptions, fm format) {
 	start, err := s.resolveWatch(r, o)
 	if err != nil {
-		writeStatus(w, ct, err)
+		writeStatus(w, r, err)
 		return
 	}
 	timeout := s.cfg.MaxWatchTimeout
@@ -192,21 +189,20 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, ns string, o
 	}
 	if s.unavailable.Load() {
 		// SetUnavailable ran between the routing check and addWatcher.
-		writeStatus(w, ct, apierrors.NewServiceUnavailable("apisim: server is unavailable"))
+		writeStatus(w, r, apierrors.NewServiceUnavailable("apisim: server is unavailable"))
 		return
 	}
 
-	w.Header().Set("Content-Type", ct.watchMediaType())
+	w.Header().Set("Content-Type", fm.ct.watchMediaType())
 	w.Header().Set("Cache-Control", "no-cache, private")
 	w.WriteHeader(http.StatusOK)
 	_ = wt.rc.Flush()
 
 	sw := &watchStream{
-		s: s, wt: wt, r: r, ct: ct,
+		s: s, wt: wt, r: r, fm: fm, enc: fm.view.encoding(fm.ct), f: f,
 		bw: bufio.NewWriterSize(countingWriter{w, &s.stats.bytes}, 64<<10),
-		f:  &filter{namespace: ns, label: o.label, field: o.field},
 	}
-	sw.fw = &frameWriter{ct: ct, w: sw.bw}
+	sw.fw = &frameWriter{ct: fm.ct, v: fm.view, w: sw.bw}
 	defer sw.flushCounts()
 
 	if start.errEvent != nil {
@@ -215,7 +211,7 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, ns string, o
 		return
 	}
 	if start.initial != nil {
-		if !sw.sendInitial(start.initial, ns) {
+		if !sw.sendInitial(start.initial) {
 			return
 		}
 		if start.endMark {
@@ -236,7 +232,8 @@ type watchStream struct {
 	s      *Server
 	wt     *watcher
 	r      *http.Request
-	ct     contentType
+	fm     format
+	enc    encoding // of the objects written
 	bw     *bufio.Writer
 	fw     *frameWriter
 	f      *filter
@@ -271,10 +268,10 @@ func (sw *watchStream) flushCounts() {
 
 // sendInitial writes an ADDED event for every object of the snapshot that
 // the watch selects. It returns false if the watch ended meanwhile.
-func (sw *watchStream) sendInitial(st *state, ns string) bool {
-	from, _ := keyRange(ns)
-	items, _ := collect(st.tree, ns, from, sw.f, 0)
-	enc := newEncodeAhead(items, sw.ct)
+func (sw *watchStream) sendInitial(st *state) bool {
+	from, _ := sw.f.res.keyRange(sw.f.namespace)
+	items, _ := collect(st.tree, from, sw.f, 0)
+	enc := newEncodeAhead(items, sw.enc)
 	defer enc.stop()
 	for i := range items {
 		if i%256 == 0 && sw.stopped() {
@@ -344,7 +341,11 @@ func (sw *watchStream) live(rv uint64, timeout time.Duration, bookmarks bool) {
 // writeChange writes what ev means to this watch's selector: the API
 // server turns a change that moves an object into the selection into
 // ADDED and one that moves it out into DELETED (of the previous state).
+// Events of other resources are skipped.
 func (sw *watchStream) writeChange(ev *event) error {
+	if ev.obj.res != sw.f.res {
+		return nil
+	}
 	cur := sw.f.matches(ev.obj)
 	switch ev.typ {
 	case watch.Added, watch.Deleted:
@@ -367,24 +368,21 @@ func (sw *watchStream) writeChange(ev *event) error {
 
 func (sw *watchStream) writeObjectEvent(typ watch.EventType, o *object) error {
 	sw.events++
-	return sw.fw.writeEvent(string(typ), ensureEncoded(o, sw.ct))
+	return sw.fw.writeEvent(string(typ), o.encoded(sw.enc))
 }
 
-// writeBookmark writes a BOOKMARK: an empty pod carrying only rv (and, at
+// writeBookmark writes a BOOKMARK: an empty object carrying only rv (and, at
 // the end of a WatchList's initial events, the initial-events-end annotation).
 func (sw *watchStream) writeBookmark(rv uint64, initialEnd bool) error {
-	p := &corev1.Pod{
-		TypeMeta:   metav1.TypeMeta{Kind: "Pod", APIVersion: "v1"},
-		ObjectMeta: metav1.ObjectMeta{ResourceVersion: strconv.FormatUint(rv, 10)},
-	}
-	if initialEnd {
-		p.Annotations = map[string]string{metav1.InitialEventsAnnotationKey: "true"}
+	body, err := bookmarkBody(sw.f.res, sw.fm.view, sw.fm.ct, rv, initialEnd)
+	if err != nil {
+		return err
 	}
 	sw.s.stats.bookmarks.Add(1)
-	return sw.fw.writeRawEvent(string(watch.Bookmark), encodeObject(p, sw.ct))
+	return sw.fw.writeEvent(string(watch.Bookmark), body)
 }
 
 func (sw *watchStream) writeError(err error) error {
 	sw.s.stats.errorEvents.Add(1)
-	return sw.fw.writeRawEvent(string(watch.Error), encodeObject(toStatus(err), sw.ct))
+	return sw.fw.writeRawEvent(string(watch.Error), encodeObject(toStatus(err), sw.fm.ct))
 }
