@@ -111,15 +111,33 @@ func checkInvariants(p *Partition) error {
 
 // checkTable verifies a table: live and used count its members and occupied slots, there are
 // empty slots, each member is there once with its tag and is reached by probing from its hash
-// without crossing an empty slot, and the load is within the bounds the writer keeps.
+// without crossing an empty slot, the load is within the bounds the writer keeps, and the stamps
+// are consistent: base <= seq, seq - base <= maxStamp, an empty slot has no word, no slot's stamp
+// is above seq - base, and no two members have the same non-zero stamp (one insert, one stamp).
 func checkTable(t *table) error {
 	a := t.arr.Load()
+	seq := t.seq.Load()
+	if a.base > seq || seq-a.base > maxStamp {
+		return fmt.Errorf("base %d, seq %d, maxStamp %d", a.base, seq, maxStamp)
+	}
+	if len(a.words) != len(a.cells) {
+		return fmt.Errorf("%d words for %d slots", len(a.words), len(a.cells))
+	}
 	n, used := 0, 0
 	seen := make(map[*cell]bool)
+	stamps := make(map[uint64]string)
 	for i := range a.cells {
 		c := a.cells[i].Load()
+		w := a.words[i].Load()
+		stamp := uint64(w >> 8)
 		if c == nil {
+			if w != 0 {
+				return fmt.Errorf("empty slot %d has word %#x", i, w)
+			}
 			continue
+		}
+		if stamp > seq-a.base {
+			return fmt.Errorf("slot %d: stamp %d after seq %d (base %d)", i, stamp, seq, a.base)
 		}
 		used++
 		if c == tombstone {
@@ -130,8 +148,14 @@ func checkTable(t *table) error {
 			return fmt.Errorf("%q twice", c.key)
 		}
 		seen[c] = true
+		if stamp != 0 {
+			if other, dup := stamps[stamp]; dup {
+				return fmt.Errorf("%q and %q both have stamp %d", other, c.key, stamp)
+			}
+			stamps[stamp] = c.key
+		}
 		h := hashKey(c.key)
-		if got := a.tag(uint64(i)); got != tagOf(h) {
+		if got := w & 0xff; got != tagOf(h) {
 			return fmt.Errorf("%q: tag %#x, want %#x", c.key, got, tagOf(h))
 		}
 		mask := uint64(len(a.cells) - 1)

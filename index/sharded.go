@@ -350,11 +350,8 @@ func (s *Sharded) Index(indexName string, obj any) ([]any, error) {
 			if !ok {
 				continue
 			}
-			vs.each(func(c *cell) bool {
-				if _, dup := seen[c.key]; dup {
-					return true
-				}
-				if ver := c.cur.Load(); ver.indexedUnder(pos, vs.value) {
+			vs.eachIndexed(pos, func(c *cell, ver *version) bool {
+				if _, dup := seen[c.key]; !dup {
 					seen[c.key] = struct{}{}
 					out = append(out, ver.obj)
 				}
