@@ -116,6 +116,34 @@ func BenchmarkByIndex(b *testing.B) {
 	}
 }
 
+// BenchmarkList measures List and ListKeys over benchNamespaces*benchPerNS objects: full scans of
+// every partition's item map, against client-go's.
+func BenchmarkList(b *testing.B) {
+	_, v := benchPods()
+	n := len(v[0])
+	for _, impl := range impls {
+		for _, call := range []string{"List", "ListKeys"} {
+			b.Run("impl="+impl+"/call="+call, func(b *testing.B) {
+				idx := newBenchIndexer(b, impl, v[0])
+				b.ReportAllocs()
+				b.ResetTimer()
+				for range b.N {
+					got := 0
+					if call == "List" {
+						got = len(idx.List())
+					} else {
+						got = len(idx.ListKeys())
+					}
+					if got != n {
+						b.Fatalf("%s returned %d, want %d", call, got, n)
+					}
+				}
+				b.ReportMetric(float64(b.N)*float64(n)/b.Elapsed().Seconds(), "objects/s")
+			})
+		}
+	}
+}
+
 // BenchmarkUpdateLoop measures the update rate of one writer (the benchmark goroutine, through
 // cache.Indexer.Update) while R reader goroutines run ByIndex(namespace) on 1k-object namespaces
 // back to back, as busy listers do.

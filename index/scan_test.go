@@ -264,7 +264,9 @@ func TestScanAcrossRebuild(t *testing.T) {
 // the key just visited, so that removed keys come back into probe chains the scan has not finished),
 // through growth, shrinking and tombstone reuse, and checks every scan against a model: no key
 // twice, only cells that were members during the scan, every member of the whole scan exactly once.
-func TestTableScanModel(t *testing.T) {
+func TestTableScanModel(t *testing.T) { runTableScanModel(t) }
+
+func runTableScanModel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	tab := newTable(0)
 	members := map[string]*cell{}
@@ -459,9 +461,9 @@ func TestShardedScansNoDuplicates(t *testing.T) {
 		stables = 100
 		readers = 2
 	)
-	writes := 2000
+	writes := 1500
 	if testing.Short() {
-		writes = 500
+		writes = 400
 	}
 	s := mustSharded(t, shards, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc, "app": byApp})
 	coll := collidingNames(shards, 4+stables)

@@ -9,11 +9,11 @@ import (
 // found by key) and its large value sets (cells found by identity). One writer at a time (the owning
 // Partition.mu) mutates it; any number of readers use it without a lock.
 //
-// It is open addressing with linear probing over a power-of-two array of cell pointers, plus one
-// 32-bit word per slot holding a tag (seven bits of the hash, so that a probe dereferences only
-// cells that very likely match) and the slot's insertion stamp. A member costs 12 bytes per slot
-// at a load between 1/4 and 3/4 (about 24 bytes on average), where a general concurrent map
-// (xsync) costs an entry and a share of a bucket, about 50.
+// It is open addressing with linear probing over a power-of-two array of cell pointers, plus per
+// slot a tag byte (seven bits of the hash, so that a probe dereferences only cells that very likely
+// match; what find reads) and a 16-bit insertion stamp (what scans read). A member costs 11 bytes
+// per slot at a load between 1/4 and 3/4 (about 22 bytes on average), where a general concurrent
+// map (xsync) costs an entry and a share of a bucket, about 50.
 //
 // Concurrency. Within one slot array a slot only ever goes empty -> cell, cell -> tombstone and
 // tombstone -> cell; cells never move and slots never become empty again. Growing, shrinking,
@@ -28,9 +28,10 @@ import (
 // then inserted again, lands further along the chain, where the scan would meet it again.
 //
 // Memory-order contract (Go memory model; the writer's stores are sequenced in this order):
-//   - insert n stores the slot's word (tag and stamp n) before the slot's pointer, and both before
+//   - insert n stores the slot's stamp (n) and tag before the slot's pointer, and all three before
 //     seq = n. A reader that loads the pointer stored by insert n therefore loads a stamp >= n
-//     (n, or the stamp of a later insert into that slot: stamps only grow);
+//     (n, or the stamp of a later insert into that slot: stamps only grow; a store for the
+//     neighbour sharing the stamp's word keeps it) and the right tag;
 //   - a removal stores the tombstone before the next seq store, so a scan that loads seq = s
 //     never loads, from any slot of its array, a cell removed before the insert stamped s;
 //   - a rebuild computes the new array, base included, before publishing it (arr.Store), so a
@@ -52,15 +53,16 @@ type table struct {
 
 type slots struct {
 	cells []atomic.Pointer[cell] // len is a power of two, at least minSlots
-	// words[i] holds slot i's tag (bits 0-7; 0 for a slot never filled) and the stamp of the
-	// insert that stored its pointer, minus base (bits 8-31; 0 for a cell copied in at the build).
-	words []atomic.Uint32
-	base  uint64 // the table's seq when the array was built; immutable
+	tags  []atomic.Uint32        // the tag of slot i is byte i%4 of tags[i/4]; 0 until filled
+	// The stamp of slot i, half i%2 of stamps[i/2], is the stamp of the insert that stored its
+	// pointer minus base; 0 for a cell copied in when the array was built, or a slot never filled.
+	stamps []atomic.Uint32
+	base   uint64 // the table's seq when the array was built; immutable
 }
 
 const (
 	minSlots  = 8
-	stampBits = 24
+	stampBits = 16
 )
 
 // maxStamp is the largest stamp an array records (relative to its base); an insert that would
@@ -74,11 +76,34 @@ var hashSeed = maphash.MakeSeed()
 
 func hashKey(key string) uint64 { return maphash.String(hashSeed, key) }
 
-// tagOf is a slot tag for hash h: never zero, so that an unset word matches nothing.
+// tagOf is a slot tag for hash h: never zero, so that an unset tag matches nothing.
 func tagOf(h uint64) uint32 { return uint32(h>>57) | 0x80 }
 
 func newSlots(n int, base uint64) *slots {
-	return &slots{cells: make([]atomic.Pointer[cell], n), words: make([]atomic.Uint32, n), base: base}
+	return &slots{
+		cells:  make([]atomic.Pointer[cell], n),
+		tags:   make([]atomic.Uint32, (n+3)/4),
+		stamps: make([]atomic.Uint32, (n+1)/2),
+		base:   base,
+	}
+}
+
+func (a *slots) tag(i uint64) uint32   { return field(a.tags, i, 8) }
+func (a *slots) stamp(i uint64) uint32 { return field(a.stamps, i, stampBits) }
+
+// field returns field i of width bits (dividing 32) of the array packed into words.
+func field(words []atomic.Uint32, i uint64, bits uint) uint32 {
+	per := uint64(32 / bits)
+	return words[i/per].Load() >> (bits * uint(i%per)) & (1<<bits - 1)
+}
+
+// setField sets field i of width bits of words to v. REQUIRES: the table's writer (the only
+// writer of words, so the other fields of the word keep their values).
+func setField(words []atomic.Uint32, i uint64, bits uint, v uint32) {
+	per := uint64(32 / bits)
+	w := &words[i/per]
+	shift := bits * uint(i%per)
+	w.Store(w.Load()&^((1<<bits-1)<<shift) | v<<shift)
 }
 
 // newTable returns a table sized for n members.
@@ -107,7 +132,7 @@ func (t *table) find(key string, h uint64) *cell {
 		if c == nil {
 			return nil
 		}
-		if c != tombstone && a.words[i].Load()&0xff == tag && c.key == key {
+		if c != tombstone && a.tag(i) == tag && c.key == key {
 			return c
 		}
 	}
@@ -122,7 +147,7 @@ func (t *table) each(f func(c *cell) bool) {
 	limit := t.seq.Load() - a.base
 	for i := range a.cells {
 		c := a.cells[i].Load()
-		if c == nil || c == tombstone || uint64(a.words[i].Load()>>8) > limit {
+		if c == nil || c == tombstone || uint64(a.stamp(uint64(i))) > limit {
 			continue
 		}
 		if !f(c) {
@@ -143,7 +168,8 @@ func (t *table) insert(c *cell, h uint64) {
 	for i := h & mask; ; i = (i + 1) & mask {
 		x := a.cells[i].Load()
 		if x == nil || x == tombstone {
-			a.words[i].Store(tagOf(h) | uint32(stamp-a.base)<<8)
+			setField(a.stamps, i, stampBits, uint32(stamp-a.base))
+			setField(a.tags, i, 8, tagOf(h))
 			a.cells[i].Store(c)
 			t.seq.Store(stamp)
 			if x == nil {
@@ -191,7 +217,7 @@ func (t *table) rebuild(n int) *slots {
 		for a.cells[j].Load() != nil {
 			j = (j + 1) & mask
 		}
-		a.words[j].Store(tagOf(h))
+		setField(a.tags, j, 8, tagOf(h))
 		a.cells[j].Store(c)
 		used++
 	}
