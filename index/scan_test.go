@@ -5,7 +5,6 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -474,15 +473,10 @@ func TestShardedScansNoDuplicates(t *testing.T) {
 		}
 	}
 
-	var done atomic.Bool
 	var reads atomic.Int64
-	var wg sync.WaitGroup
-	errc := make(chan error, readers)
-	for id := range readers {
-		wg.Go(func() { // reader goroutine
-			errc <- scanReader(s, id, stable, &done, &reads)
-		})
-	}
+	stop := startReaders(t, readers, func(id int, done *atomic.Bool) error {
+		return scanReader(s, id, stable, done, &reads)
+	})
 	// The writer: this goroutine.
 	// Each line leaves K (F) at the start of the chain, where the next one expects it: the last two
 	// steps move it back into the tombstone J (G) left there.
@@ -506,14 +500,7 @@ func TestShardedScansNoDuplicates(t *testing.T) {
 			}
 		}
 	}
-	done.Store(true)
-	wg.Wait()
-	close(errc)
-	for err := range errc {
-		if err != nil {
-			t.Error(err)
-		}
-	}
+	stop()
 	checkAll(t, s)
 	t.Logf("%d reads during %d writes", reads.Load(), writes*len(steps))
 }
