@@ -40,8 +40,8 @@ import (
 // Hence what readers see. A find, which probes from the key's home slot to an empty slot, and a
 // scan (each), which visits all slots of the array it loaded once:
 //   - find or visit every cell that is a member throughout the call, exactly once;
-//   - never visit two cells of one key, nor one cell twice: of one key's memberships of the array
-//     with stamps up to the scan's seq, all but the last were removed before the scan loaded seq;
+//   - a scan never visits two cells of one key, nor one cell twice: of one key's memberships of
+//     its array with stamps up to the seq it loaded, all but the last were removed before that load;
 //   - may or may not see cells inserted or removed during the call (it may see a removed cell:
 //     callers validate cells through their published version, as for every other map here).
 type table struct {
