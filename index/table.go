@@ -138,19 +138,39 @@ func (t *table) find(key string, h uint64) *cell {
 	}
 }
 
-// each calls f for every member until f returns false, skipping members inserted after the call
-// began (see table for what a concurrent writer does to the visit: each key at most once).
-func (t *table) each(f func(c *cell) bool) {
+// scan is one scan of a table: the array, loaded once, and the largest stamp to visit, from the
+// table's seq loaded after the array. Slots stamped above it were filled after the scan began.
+// Loops over at(i) for i < len() take no closure (the hot path of ByIndex and List).
+type scan struct {
+	a     *slots
+	limit uint64
+}
+
+// scan starts a scan (see table for what a concurrent writer does to it: each key at most once).
+func (t *table) scan() scan {
 	a := t.arr.Load()
-	// Stamps above limit belong to inserts after this load. seq >= a.base (see table); an old
-	// array's limit may exceed maxStamp, and then every slot qualifies.
-	limit := t.seq.Load() - a.base
-	for i := range a.cells {
-		c := a.cells[i].Load()
-		if c == nil || c == tombstone || uint64(a.stamp(uint64(i))) > limit {
-			continue
-		}
-		if !f(c) {
+	// seq >= a.base (see table); an old array's limit may exceed maxStamp, and then every
+	// slot qualifies.
+	return scan{a: a, limit: t.seq.Load() - a.base}
+}
+
+func (s scan) len() int { return len(s.a.cells) }
+
+// at returns the cell in slot i if it is a member inserted before the scan began, or nil.
+func (s scan) at(i int) *cell {
+	c := s.a.cells[i].Load()
+	if c == nil || c == tombstone || uint64(s.a.stamp(uint64(i))) > s.limit {
+		return nil
+	}
+	return c
+}
+
+// each calls f for every member until f returns false, skipping members inserted after the call
+// began (see scan).
+func (t *table) each(f func(c *cell) bool) {
+	sc := t.scan()
+	for i := range sc.len() {
+		if c := sc.at(i); c != nil && !f(c) {
 			return
 		}
 	}

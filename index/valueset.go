@@ -89,11 +89,10 @@ func (vs *valueSet) eachIndexed(pos int, f func(c *cell, ver *version) bool) {
 }
 
 // appendObjects appends the object of every member currently indexed under the set's value at
-// index position pos.
+// index position pos: eachIndexed without a closure, the hot path of ByIndex.
 func (vs *valueSet) appendObjects(dst []any, pos int) []any {
+	v := vs.value
 	if vs.large == nil {
-		// Hot path of ByIndex for small sets: no closure.
-		v := vs.value
 		sm := vs.small.Load()
 		for _, c := range sm.cells[:sm.n] {
 			if ver := c.cur.Load(); ver.indexedUnder(pos, v) {
@@ -102,10 +101,14 @@ func (vs *valueSet) appendObjects(dst []any, pos int) []any {
 		}
 		return dst
 	}
-	vs.eachIndexed(pos, func(_ *cell, ver *version) bool {
-		dst = append(dst, ver.obj)
-		return true
-	})
+	sc := vs.large.scan()
+	for i := range sc.len() {
+		if c := sc.at(i); c != nil {
+			if ver := c.cur.Load(); ver.indexedUnder(pos, v) {
+				dst = append(dst, ver.obj)
+			}
+		}
+	}
 	return dst
 }
 
