@@ -142,8 +142,9 @@ func (t *table) find(key string, h uint64) *cell {
 // table's seq loaded after the array. Slots stamped above it were filled after the scan began.
 // Loops over at(i) for i < len() take no closure (the hot path of ByIndex and List).
 type scan struct {
-	a     *slots
-	limit uint64
+	cells  []atomic.Pointer[cell]
+	stamps []atomic.Uint32
+	limit  uint64
 }
 
 // scan starts a scan (see table for what a concurrent writer does to it: each key at most once).
@@ -151,15 +152,15 @@ func (t *table) scan() scan {
 	a := t.arr.Load()
 	// seq >= a.base (see table); an old array's limit may exceed maxStamp, and then every
 	// slot qualifies.
-	return scan{a: a, limit: t.seq.Load() - a.base}
+	return scan{cells: a.cells, stamps: a.stamps, limit: t.seq.Load() - a.base}
 }
 
-func (s scan) len() int { return len(s.a.cells) }
+func (s scan) len() int { return len(s.cells) }
 
 // at returns the cell in slot i if it is a member inserted before the scan began, or nil.
 func (s scan) at(i int) *cell {
-	c := s.a.cells[i].Load()
-	if c == nil || c == tombstone || uint64(s.a.stamp(uint64(i))) > s.limit {
+	c := s.cells[i].Load()
+	if c == nil || c == tombstone || uint64(field(s.stamps, uint64(i), stampBits)) > s.limit {
 		return nil
 	}
 	return c
