@@ -64,35 +64,61 @@ func newBenchIndexer(b *testing.B, impl string, pods []*corev1.Pod) cache.Indexe
 
 var impls = []string{"shardinformer", "client-go"}
 
-// BenchmarkPartitionUpsert measures one partition's update path where the namespace index value is
-// unchanged, against client-go's ThreadSafeStore.Update (both given the key).
-func BenchmarkPartitionUpsert(b *testing.B) {
+// benchWriter is the write side of one partition or of client-go's ThreadSafeStore, both given the
+// key, filled with the first version of every bench pod.
+type benchWriter struct {
+	keys   []string
+	pods   [2][]*corev1.Pod
+	upsert func(key string, obj any)
+	del    func(key string)
+}
+
+// benchPartitionWrites runs op(w, i) for i < b.N on each implementation and reports metric per
+// second.
+func benchPartitionWrites(b *testing.B, metric string, op func(w *benchWriter, i int)) {
 	keys, v := benchPods()
-	b.Run("impl=shardinformer", func(b *testing.B) {
-		p := NewPartition(nsIndexers())
-		for i, k := range keys {
-			p.Upsert(k, v[0][i])
-		}
-		b.ReportAllocs()
-		b.ResetTimer()
-		for i := range b.N {
-			j := i % len(keys)
-			p.Upsert(keys[j], v[(i/len(keys)+1)%2][j])
-		}
-		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "updates/s")
+	for _, impl := range impls {
+		b.Run("impl="+impl, func(b *testing.B) {
+			w := &benchWriter{keys: keys, pods: v}
+			switch impl {
+			case "shardinformer":
+				p := NewPartition(nsIndexers())
+				w.upsert = func(key string, obj any) { p.Upsert(key, obj) }
+				w.del = func(key string) { p.Delete(key) }
+			case "client-go":
+				st := cache.NewThreadSafeStore(nsIndexers(), cache.Indices{})
+				w.upsert, w.del = st.Update, st.Delete
+			}
+			for i, k := range keys {
+				w.upsert(k, v[0][i])
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				op(w, i)
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), metric)
+		})
+	}
+}
+
+// BenchmarkPartitionUpsert measures one partition's update path where the namespace index value is
+// unchanged, against client-go's ThreadSafeStore.Update.
+func BenchmarkPartitionUpsert(b *testing.B) {
+	benchPartitionWrites(b, "updates/s", func(w *benchWriter, i int) {
+		j := i % len(w.keys)
+		w.upsert(w.keys[j], w.pods[(i/len(w.keys)+1)%2][j])
 	})
-	b.Run("impl=client-go", func(b *testing.B) {
-		st := cache.NewThreadSafeStore(nsIndexers(), cache.Indices{})
-		for i, k := range keys {
-			st.Add(k, v[0][i])
-		}
-		b.ReportAllocs()
-		b.ResetTimer()
-		for i := range b.N {
-			j := i % len(keys)
-			st.Update(keys[j], v[(i/len(keys)+1)%2][j])
-		}
-		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "updates/s")
+}
+
+// BenchmarkPartitionChurn measures one partition's insert path: delete a key and add it again (a
+// pod re-created under its name), which inserts into the item map and the namespace's set, against
+// client-go's ThreadSafeStore.Delete and Update.
+func BenchmarkPartitionChurn(b *testing.B) {
+	benchPartitionWrites(b, "recreates/s", func(w *benchWriter, i int) {
+		j := i % len(w.keys)
+		w.del(w.keys[j])
+		w.upsert(w.keys[j], w.pods[0][j])
 	})
 }
 
@@ -113,6 +139,34 @@ func BenchmarkByIndex(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.N)*benchPerNS/b.Elapsed().Seconds(), "objects/s")
 		})
+	}
+}
+
+// BenchmarkList measures List and ListKeys over benchNamespaces*benchPerNS objects: full scans of
+// every partition's item map, against client-go's.
+func BenchmarkList(b *testing.B) {
+	_, v := benchPods()
+	n := len(v[0])
+	for _, impl := range impls {
+		for _, call := range []string{"List", "ListKeys"} {
+			b.Run("impl="+impl+"/call="+call, func(b *testing.B) {
+				idx := newBenchIndexer(b, impl, v[0])
+				b.ReportAllocs()
+				b.ResetTimer()
+				for range b.N {
+					got := 0
+					if call == "List" {
+						got = len(idx.List())
+					} else {
+						got = len(idx.ListKeys())
+					}
+					if got != n {
+						b.Fatalf("%s returned %d, want %d", call, got, n)
+					}
+				}
+				b.ReportMetric(float64(b.N)*float64(n)/b.Elapsed().Seconds(), "objects/s")
+			})
+		}
 	}
 }
 

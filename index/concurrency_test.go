@@ -108,19 +108,14 @@ func TestConcurrentReaders(t *testing.T) {
 		}
 	}
 
-	var done atomic.Bool
 	var reads atomic.Int64
 	// completed is the highest resource version whose write has returned: every object with a
 	// version at most completed was stored (or already replaced) before completed was loaded.
 	var completed atomic.Int64
 	completed.Store(rv)
-	var wg sync.WaitGroup
-	errc := make(chan error, readers)
-	for id := range readers {
-		wg.Go(func() {
-			errc <- reader(s, id, stable, churn, namespaces, tags, &completed, &done, &reads)
-		})
-	}
+	stop := startReaders(t, readers, func(id int, done *atomic.Bool) error {
+		return reader(s, id, stable, churn, namespaces, tags, &completed, done, &reads)
+	})
 
 	// The writer: this goroutine.
 	for i := range writes {
@@ -154,20 +149,37 @@ func TestConcurrentReaders(t *testing.T) {
 			}
 		}
 	}
-	done.Store(true)
-	wg.Wait()
-	close(errc)
-	for err := range errc {
-		if err != nil {
-			t.Error(err)
-		}
-	}
+	stop()
 	for i := range shards {
 		if err := checkInvariants(s.Partition(i)); err != nil {
 			t.Errorf("partition %d: %v", i, err)
 		}
 	}
 	t.Logf("%d reads during %d writes", reads.Load(), writes)
+}
+
+// startReaders starts n reader goroutines, each running read(id, done), which reads until done and
+// returns the first violation it sees. The returned stop sets done, waits for every reader and
+// reports their errors on t; it runs once, at the latest when the test ends (a t.Fatal of the
+// writer leaves no reader behind).
+func startReaders(t *testing.T, n int, read func(id int, done *atomic.Bool) error) (stop func()) {
+	var done atomic.Bool
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for id := range n {
+		wg.Go(func() { errs[id] = read(id, &done) }) // reader goroutine
+	}
+	stop = sync.OnceFunc(func() {
+		done.Store(true)
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	t.Cleanup(stop)
+	return stop
 }
 
 // reader queries s until done and returns the first violation it sees.

@@ -45,6 +45,25 @@
 // set arrays, the table slots and, inside xsync, the map entries. A version records each value as its set's own
 // string instance, so checking a set member usually compares string pointers only.
 //
+// # Scans
+//
+// A full scan (List, ListKeys, Range, and ByIndex, IndexKeys, Index on a large value set) walks a
+// table's slot array. Left alone, that could return one key twice: a member removed behind the
+// scan, its tombstone taken by another key of its probe chain, and inserted again lands further
+// along the chain, ahead of the scan — a key deleted and re-created, or a set member whose value
+// flips A -> B -> A. So every insert into a table takes a stamp from the table's counter, recorded
+// in its slot, and a scan reads the counter once when it starts and skips slots stamped after it:
+// it only visits members inserted before it began. The memory-order contract that makes this exact
+// is in table.go: insert n stores its slot (stamp first, then pointer) before the counter's store
+// of n, and a removal's tombstone store comes before the next counter store, so a scan that loads
+// the counter as s cannot see a member removed before insert s, and sees the stamp of any member it
+// sees. Of a key's memberships of one table stamped up to s, all but the last were removed before
+// insert s: a scan visits at most one. A rebuild (grow, shrink, or the 65535 stamps of an array
+// used up) publishes a new array whose members carry stamp 0; a scan keeps the array it loaded,
+// which is never written again. Small value sets are immutable arrays, read once. Stamps cost 2
+// bytes per slot (index.BenchmarkMemory), and a rebuild every 65535 inserts into one table (new
+// keys and index-value changes; an update that keeps its values inserts nothing).
+//
 // Consequently, for every read (Get, GetByKey, List, ListKeys, ByIndex, Index, IndexKeys,
 // ListIndexFuncValues) of a Sharded or a Partition:
 //
@@ -56,6 +75,11 @@
 //   - A key whose state does not change during the call (including one whose other index values
 //     change but that keeps the queried one) is returned if and only if that state qualifies:
 //     updates never make a key briefly disappear from an index.
+//   - No key is returned twice. A key present (in the queried index value) throughout the call is
+//     returned exactly once, even if updated meanwhile; a key added, deleted, or moved into or out
+//     of the queried value during the call is returned at most once (client-go's locked read would
+//     have run before or after the change). A key that was deleted and re-created, or that left the
+//     queried value and came back, during the call may be missing.
 //   - A read is not one atomic snapshot: it visits partitions one after the other, and within a
 //     partition keys one after the other, so two keys may be seen at different moments (an object
 //     updated after another may be returned in its new state while the other is in its old one).

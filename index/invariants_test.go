@@ -111,15 +111,32 @@ func checkInvariants(p *Partition) error {
 
 // checkTable verifies a table: live and used count its members and occupied slots, there are
 // empty slots, each member is there once with its tag and is reached by probing from its hash
-// without crossing an empty slot, and the load is within the bounds the writer keeps.
+// without crossing an empty slot, the load is within the bounds the writer keeps, and the stamps
+// are consistent: base <= seq, seq - base <= maxStamp, an empty slot has no tag nor stamp, no slot's stamp
+// is above seq - base, and no two members have the same non-zero stamp (one insert, one stamp).
 func checkTable(t *table) error {
 	a := t.arr.Load()
+	seq := t.seq.Load()
+	if a.base > seq || seq-a.base > maxStamp {
+		return fmt.Errorf("base %d, seq %d, maxStamp %d", a.base, seq, maxStamp)
+	}
+	if len(a.tags) != (len(a.cells)+3)/4 || len(a.stamps) != (len(a.cells)+1)/2 {
+		return fmt.Errorf("%d tag and %d stamp words for %d slots", len(a.tags), len(a.stamps), len(a.cells))
+	}
 	n, used := 0, 0
 	seen := make(map[*cell]bool)
+	stamps := make(map[uint64]string)
 	for i := range a.cells {
 		c := a.cells[i].Load()
+		tag, stamp := a.tag(uint64(i)), uint64(a.stamp(uint64(i)))
 		if c == nil {
+			if tag != 0 || stamp != 0 {
+				return fmt.Errorf("empty slot %d has tag %#x, stamp %d", i, tag, stamp)
+			}
 			continue
+		}
+		if stamp > seq-a.base {
+			return fmt.Errorf("slot %d: stamp %d after seq %d (base %d)", i, stamp, seq, a.base)
 		}
 		used++
 		if c == tombstone {
@@ -130,9 +147,15 @@ func checkTable(t *table) error {
 			return fmt.Errorf("%q twice", c.key)
 		}
 		seen[c] = true
+		if stamp != 0 {
+			if other, dup := stamps[stamp]; dup {
+				return fmt.Errorf("%q and %q both have stamp %d", other, c.key, stamp)
+			}
+			stamps[stamp] = c.key
+		}
 		h := hashKey(c.key)
-		if got := a.tag(uint64(i)); got != tagOf(h) {
-			return fmt.Errorf("%q: tag %#x, want %#x", c.key, got, tagOf(h))
+		if tag != tagOf(h) {
+			return fmt.Errorf("%q: tag %#x, want %#x", c.key, tag, tagOf(h))
 		}
 		mask := uint64(len(a.cells) - 1)
 		for j := h & mask; j != uint64(i); j = (j + 1) & mask {

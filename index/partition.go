@@ -150,8 +150,9 @@ func (p *Partition) Len() int {
 }
 
 // Range calls f for every object until f returns false, each key at most once, with the object it
-// had at some moment during the call (see doc.go). It holds no lock while f runs, so f may call any
-// method of the partition, including writes (whose effect Range may or may not observe).
+// had at some moment during the call; a key present throughout the call exactly once (see doc.go,
+// "Scans"). It holds no lock while f runs, so f may call any method of the partition, including
+// writes (whose effect Range may or may not observe).
 func (p *Partition) Range(f func(key string, obj any) bool) {
 	p.st.Load().items.each(func(c *cell) bool {
 		ver := c.cur.Load()

@@ -147,7 +147,8 @@ func (s *Sharded) ListKeys() []string {
 	return collect(s, func(key string, _ any) string { return key })
 }
 
-// collect returns pick(key, object) for every object of every partition.
+// collect returns pick(key, object) for every object of every partition: Partition.Range without
+// its closures, the hot path of List and ListKeys.
 func collect[T any](s *Sharded, pick func(key string, obj any) T) []T {
 	n := 0
 	for _, p := range s.parts {
@@ -155,10 +156,14 @@ func collect[T any](s *Sharded, pick func(key string, obj any) T) []T {
 	}
 	out := make([]T, 0, n)
 	for _, p := range s.parts {
-		p.Range(func(key string, obj any) bool {
-			out = append(out, pick(key, obj))
-			return true
-		})
+		sc := p.st.Load().items.scan()
+		for i := range sc.len() {
+			if c := sc.at(i); c != nil {
+				if ver := c.cur.Load(); ver != nil {
+					out = append(out, pick(c.key, ver.obj))
+				}
+			}
+		}
 	}
 	return out
 }
@@ -350,11 +355,8 @@ func (s *Sharded) Index(indexName string, obj any) ([]any, error) {
 			if !ok {
 				continue
 			}
-			vs.each(func(c *cell) bool {
-				if _, dup := seen[c.key]; dup {
-					return true
-				}
-				if ver := c.cur.Load(); ver.indexedUnder(pos, vs.value) {
+			vs.eachIndexed(pos, func(c *cell, ver *version) bool {
+				if _, dup := seen[c.key]; !dup {
 					seen[c.key] = struct{}{}
 					out = append(out, ver.obj)
 				}

@@ -9,32 +9,65 @@ import (
 // found by key) and its large value sets (cells found by identity). One writer at a time (the owning
 // Partition.mu) mutates it; any number of readers use it without a lock.
 //
-// It is open addressing with linear probing over a power-of-two array of cell pointers, plus one
-// tag byte per slot (seven bits of the hash) so that a probe dereferences only cells that very
-// likely match. A member costs 9 bytes per slot at a load between 1/4 and 3/4 (about 18 bytes on
-// average), where a general concurrent map (xsync) costs an entry and a share of a bucket, about 50.
+// It is open addressing with linear probing over a power-of-two array of cell pointers, plus per
+// slot a tag byte (seven bits of the hash, so that a probe dereferences only cells that very likely
+// match; what find reads) and a 16-bit insertion stamp (what scans read). A member costs 11 bytes
+// per slot at a load between 1/4 and 3/4 (about 22 bytes on average), where a general concurrent
+// map (xsync) costs an entry and a share of a bucket, about 50.
 //
 // Concurrency. Within one slot array a slot only ever goes empty -> cell, cell -> tombstone and
-// tombstone -> cell; cells never move and slots never become empty again. An insert writes the
-// slot's tag before its pointer, so a reader that sees the pointer sees the tag. Growing,
-// shrinking and dropping tombstones build a new array and publish it with one store; the old
-// array is never written again. So a reader that loads the array once and probes until an empty
-// slot (find) or over all slots (each):
-//   - finds or visits every cell present throughout the call, exactly once;
+// tombstone -> cell; cells never move and slots never become empty again. Growing, shrinking,
+// dropping tombstones and running out of stamps build a new array and publish it with one store;
+// the old array is never written again.
+//
+// Stamps. Every insert takes the next number of the table's counter seq, and its slot records it
+// (relative to the array's base, the counter when the array was built; a cell copied into a new
+// array records 0). A scan loads the array, then seq, and skips slots stamped after that: cells
+// inserted after the scan began. Without that, a scan could return one key twice: a member
+// removed after the scan passed its slot, its tombstone taken by another key of its probe chain,
+// then inserted again, lands further along the chain, where the scan would meet it again.
+//
+// Memory-order contract (Go memory model; the writer's stores are sequenced in this order):
+//   - insert n stores the slot's stamp (n) and tag before the slot's pointer, and all three before
+//     seq = n. A reader that loads the pointer stored by insert n therefore loads a stamp >= n
+//     (n, or the stamp of a later insert into that slot: stamps only grow; a store for the
+//     neighbour sharing the stamp's word keeps it) and the right tag;
+//   - a removal stores the tombstone before the next seq store, so a scan that loads seq = s
+//     never loads, from any slot of its array, a cell removed before the insert stamped s;
+//   - a rebuild computes the new array, base included, before publishing it (arr.Store), so a
+//     reader that loads the array then loads seq >= base.
+//
+// Hence what readers see. A find, which probes from the key's home slot to an empty slot, and a
+// scan (each), which visits all slots of the array it loaded once:
+//   - find or visit every cell that is a member throughout the call, exactly once;
+//   - a scan never visits two cells of one key, nor one cell twice: of one key's memberships of
+//     its array with stamps up to the seq it loaded, all but the last were removed before that load;
 //   - may or may not see cells inserted or removed during the call (it may see a removed cell:
 //     callers validate cells through their published version, as for every other map here).
 type table struct {
 	arr  atomic.Pointer[slots]
-	live atomic.Int64 // members; written by the writer, read by anyone as a size hint
-	used int          // slots of arr holding a cell or a tombstone; writer only
+	live atomic.Int64  // members; written by the writer, read by anyone as a size hint
+	seq  atomic.Uint64 // inserts ever made; the stamp of the last one. Written by the writer.
+	used int           // slots of arr holding a cell or a tombstone; writer only
 }
 
 type slots struct {
 	cells []atomic.Pointer[cell] // len is a power of two, at least minSlots
-	tags  []atomic.Uint32        // the tag of slot i is byte i%4 of tags[i/4]
+	tags  []atomic.Uint32        // the tag of slot i is byte i%4 of tags[i/4]; 0 until filled
+	// The stamp of slot i, half i%2 of stamps[i/2], is the stamp of the insert that stored its
+	// pointer minus base; 0 for a cell copied in when the array was built, or a slot never filled.
+	stamps []atomic.Uint32
+	base   uint64 // the table's seq when the array was built; immutable
 }
 
-const minSlots = 8
+const (
+	minSlots  = 8
+	stampBits = 16
+)
+
+// maxStamp is the largest stamp an array records (relative to its base); an insert that would
+// exceed it builds a new array. A variable so that tests can reach it.
+var maxStamp uint64 = 1<<stampBits - 1
 
 // tombstone marks a slot whose cell was removed; it is never a member.
 var tombstone = new(cell)
@@ -43,26 +76,40 @@ var hashSeed = maphash.MakeSeed()
 
 func hashKey(key string) uint64 { return maphash.String(hashSeed, key) }
 
-// tagOf is a slot tag for hash h: never zero, so a tag word's unset bytes match nothing.
+// tagOf is a slot tag for hash h: never zero, so that an unset tag matches nothing.
 func tagOf(h uint64) uint32 { return uint32(h>>57) | 0x80 }
 
-func newSlots(n int) *slots {
-	return &slots{cells: make([]atomic.Pointer[cell], n), tags: make([]atomic.Uint32, (n+3)/4)}
+func newSlots(n int, base uint64) *slots {
+	return &slots{
+		cells:  make([]atomic.Pointer[cell], n),
+		tags:   make([]atomic.Uint32, (n+3)/4),
+		stamps: make([]atomic.Uint32, (n+1)/2),
+		base:   base,
+	}
 }
 
-func (a *slots) tag(i uint64) uint32 { return a.tags[i/4].Load() >> (8 * (i % 4)) & 0xff }
+func (a *slots) tag(i uint64) uint32   { return field(a.tags, i, 8) }
+func (a *slots) stamp(i uint64) uint32 { return field(a.stamps, i, stampBits) }
 
-// setTag writes the tag of slot i. REQUIRES: the table's writer.
-func (a *slots) setTag(i uint64, tag uint32) {
-	w := &a.tags[i/4]
-	shift := 8 * (i % 4)
-	w.Store(w.Load()&^(0xff<<shift) | tag<<shift)
+// field returns field i of width bits (dividing 32) of the array packed into words.
+func field(words []atomic.Uint32, i uint64, bits uint) uint32 {
+	per := uint64(32 / bits)
+	return words[i/per].Load() >> (bits * uint(i%per)) & (1<<bits - 1)
+}
+
+// setField sets field i of width bits of words to v. REQUIRES: the table's writer (the only
+// writer of words, so the other fields of the word keep their values).
+func setField(words []atomic.Uint32, i uint64, bits uint, v uint32) {
+	per := uint64(32 / bits)
+	w := &words[i/per]
+	shift := bits * uint(i%per)
+	w.Store(w.Load()&^((1<<bits-1)<<shift) | v<<shift)
 }
 
 // newTable returns a table sized for n members.
 func newTable(n int) *table {
 	t := &table{}
-	t.arr.Store(newSlots(slotsFor(n)))
+	t.arr.Store(newSlots(slotsFor(n), 0))
 	return t
 }
 
@@ -91,12 +138,40 @@ func (t *table) find(key string, h uint64) *cell {
 	}
 }
 
-// each calls f for every member until f returns false (see table for what a concurrent writer
-// does to the visit).
-func (t *table) each(f func(c *cell) bool) {
+// scan is one scan of a table: the array, loaded once, and the largest stamp to visit, from the
+// table's seq loaded after the array. Slots stamped above it were filled after the scan began.
+// Loops over at(i) for i < len() take no closure (the hot path of ByIndex and List).
+type scan struct {
+	cells  []atomic.Pointer[cell]
+	stamps []atomic.Uint32
+	limit  uint64
+}
+
+// scan starts a scan (see table for what a concurrent writer does to it: each key at most once).
+func (t *table) scan() scan {
 	a := t.arr.Load()
-	for i := range a.cells {
-		if c := a.cells[i].Load(); c != nil && c != tombstone && !f(c) {
+	// seq >= a.base (see table); an old array's limit may exceed maxStamp, and then every
+	// slot qualifies.
+	return scan{cells: a.cells, stamps: a.stamps, limit: t.seq.Load() - a.base}
+}
+
+func (s scan) len() int { return len(s.cells) }
+
+// at returns the cell in slot i if it is a member inserted before the scan began, or nil.
+func (s scan) at(i int) *cell {
+	c := s.cells[i].Load()
+	if c == nil || c == tombstone || uint64(field(s.stamps, uint64(i), stampBits)) > s.limit {
+		return nil
+	}
+	return c
+}
+
+// each calls f for every member until f returns false, skipping members inserted after the call
+// began (see scan).
+func (t *table) each(f func(c *cell) bool) {
+	sc := t.scan()
+	for i := range sc.len() {
+		if c := sc.at(i); c != nil && !f(c) {
 			return
 		}
 	}
@@ -106,15 +181,18 @@ func (t *table) each(f func(c *cell) bool) {
 // key) is not a member.
 func (t *table) insert(c *cell, h uint64) {
 	a := t.arr.Load()
-	if (t.used+1)*4 > len(a.cells)*3 {
+	stamp := t.seq.Load() + 1
+	if (t.used+1)*4 > len(a.cells)*3 || stamp-a.base > maxStamp {
 		a = t.rebuild(int(t.live.Load()) + 1)
 	}
 	mask := uint64(len(a.cells) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
 		x := a.cells[i].Load()
 		if x == nil || x == tombstone {
-			a.setTag(i, tagOf(h))
+			setField(a.stamps, i, stampBits, uint32(stamp-a.base))
+			setField(a.tags, i, 8, tagOf(h))
 			a.cells[i].Store(c)
+			t.seq.Store(stamp)
 			if x == nil {
 				t.used++
 			}
@@ -142,11 +220,12 @@ func (t *table) remove(c *cell, h uint64) {
 	}
 }
 
-// rebuild publishes a new array holding the members, sized for n of them, and returns it.
+// rebuild publishes a new array holding the members, sized for n of them, and returns it. The
+// members keep no stamp: they are older than any scan of the new array.
 // REQUIRES: the table's writer; n >= the number of members.
 func (t *table) rebuild(n int) *slots {
 	old := t.arr.Load()
-	a := newSlots(slotsFor(n))
+	a := newSlots(slotsFor(n), t.seq.Load())
 	mask := uint64(len(a.cells) - 1)
 	used := 0
 	for i := range old.cells {
@@ -159,7 +238,7 @@ func (t *table) rebuild(n int) *slots {
 		for a.cells[j].Load() != nil {
 			j = (j + 1) & mask
 		}
-		a.setTag(j, tagOf(h))
+		setField(a.tags, j, 8, tagOf(h))
 		a.cells[j].Store(c)
 		used++
 	}

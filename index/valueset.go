@@ -59,7 +59,8 @@ func (vs *valueSet) sizeHint() int {
 }
 
 // each calls f for every member until f returns false. Members added or removed concurrently may or
-// may not be visited; a member present throughout the call is visited exactly once.
+// may not be visited; every member is visited at most once, and one present throughout the call
+// exactly once (a small set is an immutable array; a large one a table, whose each says so).
 func (vs *valueSet) each(f func(c *cell) bool) {
 	if vs.large != nil {
 		vs.large.each(f)
@@ -73,12 +74,25 @@ func (vs *valueSet) each(f func(c *cell) bool) {
 	}
 }
 
+// eachIndexed calls f, until it returns false, for every member whose version, loaded once, is
+// indexed under the set's value at index position pos; with that version. It is each with the
+// readers' validation (doc.go): a key at most once, one indexed under the value throughout the
+// call exactly once.
+func (vs *valueSet) eachIndexed(pos int, f func(c *cell, ver *version) bool) {
+	v := vs.value
+	vs.each(func(c *cell) bool {
+		if ver := c.cur.Load(); ver.indexedUnder(pos, v) {
+			return f(c, ver)
+		}
+		return true
+	})
+}
+
 // appendObjects appends the object of every member currently indexed under the set's value at
-// index position pos.
+// index position pos: eachIndexed without a closure, the hot path of ByIndex.
 func (vs *valueSet) appendObjects(dst []any, pos int) []any {
 	v := vs.value
 	if vs.large == nil {
-		// Hot path of ByIndex for small sets: no closure.
 		sm := vs.small.Load()
 		for _, c := range sm.cells[:sm.n] {
 			if ver := c.cur.Load(); ver.indexedUnder(pos, v) {
@@ -87,22 +101,21 @@ func (vs *valueSet) appendObjects(dst []any, pos int) []any {
 		}
 		return dst
 	}
-	vs.large.each(func(c *cell) bool {
-		if ver := c.cur.Load(); ver.indexedUnder(pos, v) {
-			dst = append(dst, ver.obj)
+	sc := vs.large.scan()
+	for i := range sc.len() {
+		if c := sc.at(i); c != nil {
+			if ver := c.cur.Load(); ver.indexedUnder(pos, v) {
+				dst = append(dst, ver.obj)
+			}
 		}
-		return true
-	})
+	}
 	return dst
 }
 
 // appendKeys is appendObjects for keys.
 func (vs *valueSet) appendKeys(dst []string, pos int) []string {
-	v := vs.value
-	vs.each(func(c *cell) bool {
-		if c.cur.Load().indexedUnder(pos, v) {
-			dst = append(dst, c.key)
-		}
+	vs.eachIndexed(pos, func(c *cell, _ *version) bool {
+		dst = append(dst, c.key)
 		return true
 	})
 	return dst
@@ -110,11 +123,10 @@ func (vs *valueSet) appendKeys(dst []string, pos int) []string {
 
 // anyValid reports whether some member is currently indexed under the set's value at pos.
 func (vs *valueSet) anyValid(pos int) bool {
-	v := vs.value
 	found := false
-	vs.each(func(c *cell) bool {
-		found = c.cur.Load().indexedUnder(pos, v)
-		return !found
+	vs.eachIndexed(pos, func(*cell, *version) bool {
+		found = true
+		return false
 	})
 	return found
 }
