@@ -5,7 +5,7 @@ GO       ?= go
 GOBIN    := $(shell $(GO) env GOPATH)/bin
 export PATH := $(GOBIN):$(PATH)
 
-.PHONY: all test fuzz vet run bench profile e2e cluster cluster-bins clean
+.PHONY: all test fuzz vet run bench profile e2e cluster cluster-bins smoke clean
 
 all: test
 
@@ -52,6 +52,10 @@ cluster: cluster-bins
 ## e2e: the end-to-end suite against a real kube-apiserver and etcd.
 e2e: cluster-bins
 	SHARDINFORMER_E2E_REQUIRE=1 $(GO) test -tags e2e -count=1 -timeout 45m -v ./e2e/ ./apisim/ 2>&1 | tee e2e.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|\s+\S+_test.go)' ; test "$${PIPESTATUS[0]}" -eq 0
+
+## smoke: every other target's command at tiny sizes (run, bench, profile, cluster, clean), so none rots; CI runs it.
+smoke: cluster-bins
+	bash hack/smoke.sh
 
 clean:
 	rm -rf bin/ profiles/*.pprof e2e.log
