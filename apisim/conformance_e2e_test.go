@@ -38,7 +38,7 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 
-	"github.com/shardinformer/shardinformer/apisim/shardselector"
+	"github.com/shardinformer/shardinformer/shardselector"
 	"github.com/shardinformer/shardinformer/e2e/cluster"
 )
 

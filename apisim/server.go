@@ -21,7 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/rest"
 
-	"github.com/shardinformer/shardinformer/apisim/shardselector"
+	"github.com/shardinformer/shardinformer/shardselector"
 )
 
 // Server is a simulated Kubernetes API server: an in-process, versioned
