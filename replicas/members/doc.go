@@ -8,14 +8,19 @@
 // Replica X of group G owns the Lease named "G-X" labelled
 // shardinformer.io/replica-group=G with spec.holderIdentity X. Every
 // RenewInterval, Sync:
-//  1. renews that Lease (spec.renewTime = now, an Update with the
-//     resourceVersion last seen, so a stale writer gets 409 and re-reads;
-//     created when absent);
+//  1. renews that Lease (spec.renewTime = now and the pairs of
+//     Config.Annotations — package handover publishes its slots there —
+//     an Update with the resourceVersion last seen, so a stale writer
+//     gets 409 and re-reads; created when absent);
 //  2. lists the group's Leases and records, per Lease, when this replica
 //     last saw it change (its resourceVersion);
 //  3. computes the live members: the holders of the Leases seen changing
 //     within their leaseDurationSeconds (Config.LeaseDuration when unset)
-//     of this replica's clock, sorted.
+//     of this replica's clock, sorted, with their annotations (Round).
+//
+// Fenced reports whether RenewDeadline (< LeaseDuration) has passed since
+// the start of this replica's last successful renewal: from then on its
+// peers may drop it, so it must stop acting on the slots it holds.
 //
 // Liveness is judged by when a change was observed on the local clock,
 // never by comparing the Lease's renewTime with the local clock, so
@@ -31,8 +36,9 @@
 //
 // # Concurrency
 //
-// Sync must not be called concurrently with itself or with Run; Members
-// and Self may be called from any goroutine. Run calls Sync from its own
+// Sync must not be called concurrently with itself or with Run; Members,
+// Fenced and Self may be called from any goroutine. Config.Annotations is
+// called on the goroutine calling Sync. Run calls Sync from its own
 // goroutine (the caller's) and Config.OnChange from there, after the live
 // set changed; OnChange must not block for long, as it delays the next
 // renewal. A Membership must not be copied.

@@ -34,9 +34,11 @@ func Example() {
 		if err != nil {
 			panic(err)
 		}
-		if live, err = m.Sync(ctx); err != nil { // Run(ctx, onError) in a real controller
+		round, err := m.Sync(ctx) // Run(ctx, onError) in a real controller
+		if err != nil {
 			panic(err)
 		}
+		live = round.Live
 	}
 	a, _ := replicas.Assign(live, replicas.DefaultSlots)
 	fmt.Println(live, len(a.OwnedSlots("ctrl-0"))+len(a.OwnedSlots("ctrl-1")))

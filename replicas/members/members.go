@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -23,6 +24,7 @@ const GroupLabel = "shardinformer.io/replica-group"
 // Defaults of Config.
 const (
 	DefaultLeaseDuration = 15 * time.Second
+	DefaultRenewDeadline = 10 * time.Second
 	DefaultRenewInterval = 5 * time.Second
 )
 
@@ -42,12 +44,22 @@ type Config struct {
 	// LeaseDuration is how long a member stays live without a renewal
 	// observed; written into the Lease. Default DefaultLeaseDuration.
 	LeaseDuration time.Duration
+	// RenewDeadline: Fenced reports true once RenewDeadline has passed
+	// since the start of the last successful renewal. Default
+	// DefaultRenewDeadline; must lie between RenewInterval and
+	// LeaseDuration, the margin to LeaseDuration absorbing differences in
+	// clock rates between replicas.
+	RenewDeadline time.Duration
 	// RenewInterval is the period of Run's Sync. Default
-	// DefaultRenewInterval; must be below LeaseDuration.
+	// DefaultRenewInterval; must be below RenewDeadline.
 	RenewInterval time.Duration
 	// Clock is the clock of renewals, observations and Run's ticker.
 	// Default the real clock.
 	Clock clock.WithTicker
+	// Annotations, optional, is called by Sync before each renewal; the
+	// pairs it returns are written into the Lease's annotations (other
+	// annotations are kept), for peers to read in Round.Annotations.
+	Annotations func() map[string]string
 	// OnChange, optional, is called by Run with the sorted live members
 	// whenever they differ from the previous call (first with the first
 	// set Sync computes). It must not block for long.
@@ -70,11 +82,15 @@ func (c *Config) validate() error {
 	if c.LeaseDuration == 0 {
 		c.LeaseDuration = DefaultLeaseDuration
 	}
+	if c.RenewDeadline == 0 {
+		c.RenewDeadline = DefaultRenewDeadline
+	}
 	if c.RenewInterval == 0 {
 		c.RenewInterval = DefaultRenewInterval
 	}
-	if c.LeaseDuration < time.Second || c.RenewInterval <= 0 || c.RenewInterval >= c.LeaseDuration {
-		return fmt.Errorf("%w: need 0 < RenewInterval (%v) < LeaseDuration (%v), LeaseDuration >= 1s", ErrConfig, c.RenewInterval, c.LeaseDuration)
+	if c.LeaseDuration < time.Second || c.RenewInterval <= 0 || c.RenewInterval >= c.RenewDeadline || c.RenewDeadline >= c.LeaseDuration {
+		return fmt.Errorf("%w: need 0 < RenewInterval (%v) < RenewDeadline (%v) < LeaseDuration (%v), LeaseDuration >= 1s",
+			ErrConfig, c.RenewInterval, c.RenewDeadline, c.LeaseDuration)
 	}
 	if c.Clock == nil {
 		c.Clock = clock.RealClock{}
@@ -88,6 +104,7 @@ func (c *Config) leaseName() string { return c.Group + "-" + c.Identity }
 type observation struct {
 	resourceVersion string
 	holder          string
+	annotations     map[string]string
 	at              time.Time     // local time the resourceVersion was first seen
 	duration        time.Duration // the Lease's leaseDurationSeconds
 }
@@ -105,7 +122,8 @@ type Membership struct {
 
 	mu struct {
 		sync.Mutex
-		live []string
+		live      []string
+		renewedAt time.Time // start of the last successful renewal; zero before
 	}
 }
 
@@ -129,34 +147,63 @@ func (m *Membership) Members() []string {
 	return slices.Clone(m.mu.live)
 }
 
+// Round is the result of one Sync.
+type Round struct {
+	// Live holds the live members, sorted.
+	Live []string
+	// Renewed: this Sync's renewal succeeded, so its list was read after
+	// the Lease carrying the latest Config.Annotations was written.
+	Renewed bool
+	// Annotations holds, per live member, its Lease's annotations as
+	// listed (read-only; nil when the list failed).
+	Annotations map[string]map[string]string
+}
+
+// Fenced reports whether RenewDeadline has passed since the start of the
+// last successful renewal (true before the first). A replica that is
+// fenced must stop acting as a member: its peers may drop it once
+// LeaseDuration has passed since they last saw its Lease change, which is
+// never before its own RenewDeadline (as long as clock rates differ by
+// less than the margin).
+func (m *Membership) Fenced() bool {
+	m.mu.Lock()
+	at := m.mu.renewedAt
+	m.mu.Unlock()
+	return at.IsZero() || m.cfg.Clock.Since(at) >= m.cfg.RenewDeadline
+}
+
 // Sync renews this replica's Lease, lists the group's Leases and returns
-// the live members (also kept for Members), with the errors of the
-// renewal and of the list, joined. When the list fails, the Leases seen
+// the Round (the live members are also kept for Members), with the errors
+// of the renewal and of the list, joined. When the list fails, the Leases seen
 // before are judged again at the current time, so that members — this
 // replica included — drop out as their observations age: a replica cut
 // off from the API server finds itself and its peers dropped after
 // LeaseDuration, as its peers drop it.
-func (m *Membership) Sync(ctx context.Context) ([]string, error) {
+func (m *Membership) Sync(ctx context.Context) (Round, error) {
 	err := m.renew(ctx)
+	round := Round{Renewed: err == nil}
 	list, lerr := m.cfg.Leases.List(ctx, metav1.ListOptions{LabelSelector: GroupLabel + "=" + m.cfg.Group})
 	now := m.cfg.Clock.Now()
 	if lerr != nil {
 		err = errors.Join(err, fmt.Errorf("members: list leases: %w", lerr))
 	} else {
 		m.observe(list.Items, now)
+		round.Annotations = map[string]map[string]string{}
 	}
-	var live []string
 	for _, o := range m.observed {
 		if now.Sub(o.at) < o.duration {
-			live = append(live, o.holder)
+			round.Live = append(round.Live, o.holder)
+			if round.Annotations != nil {
+				round.Annotations[o.holder] = o.annotations
+			}
 		}
 	}
-	slices.Sort(live)
-	live = slices.Compact(live)
+	slices.Sort(round.Live)
+	round.Live = slices.Compact(round.Live)
 	m.mu.Lock()
-	m.mu.live = live
+	m.mu.live = slices.Clone(round.Live)
 	m.mu.Unlock()
-	return slices.Clone(live), err
+	return round, err
 }
 
 // observe replaces the observations with those of leases, listed at now.
@@ -174,6 +221,7 @@ func (m *Membership) observe(leases []coordinationv1.Lease, now time.Time) {
 				o.duration = time.Duration(*d) * time.Second
 			}
 		}
+		o.annotations = l.Annotations
 		seen[l.Name] = o
 	}
 	m.observed = seen
@@ -181,10 +229,20 @@ func (m *Membership) observe(leases []coordinationv1.Lease, now time.Time) {
 
 // renew creates or updates this replica's Lease.
 func (m *Membership) renew(ctx context.Context) error {
-	now := metav1.NewMicroTime(m.cfg.Clock.Now())
+	var ann map[string]string
+	if m.cfg.Annotations != nil {
+		ann = m.cfg.Annotations()
+	}
+	return m.write(ctx, ann)
+}
+
+// write creates or updates this replica's Lease with the annotations ann.
+func (m *Membership) write(ctx context.Context, ann map[string]string) error {
+	start := m.cfg.Clock.Now()
+	now := metav1.NewMicroTime(start)
 	if m.own == nil {
 		l := &coordinationv1.Lease{
-			ObjectMeta: metav1.ObjectMeta{Name: m.cfg.leaseName(), Labels: map[string]string{GroupLabel: m.cfg.Group}},
+			ObjectMeta: metav1.ObjectMeta{Name: m.cfg.leaseName(), Labels: map[string]string{GroupLabel: m.cfg.Group}, Annotations: ann},
 			Spec: coordinationv1.LeaseSpec{
 				HolderIdentity:       ptr.To(m.cfg.Identity),
 				LeaseDurationSeconds: ptr.To(int32(m.cfg.LeaseDuration / time.Second)),
@@ -198,13 +256,14 @@ func (m *Membership) renew(ctx context.Context) error {
 			created, err = m.cfg.Leases.Get(ctx, l.Name, metav1.GetOptions{})
 			if err == nil {
 				m.own = created
-				return m.renew(ctx)
+				return m.write(ctx, ann)
 			}
 		}
 		if err != nil {
 			return fmt.Errorf("members: create lease %s: %w", l.Name, err)
 		}
 		m.own = created
+		m.renewed(start)
 		return nil
 	}
 	l := m.own.DeepCopy()
@@ -215,6 +274,10 @@ func (m *Membership) renew(ctx context.Context) error {
 		l.Labels = map[string]string{}
 	}
 	l.Labels[GroupLabel] = m.cfg.Group
+	if len(ann) > 0 && l.Annotations == nil {
+		l.Annotations = map[string]string{}
+	}
+	maps.Copy(l.Annotations, ann)
 	updated, err := m.cfg.Leases.Update(ctx, l, metav1.UpdateOptions{})
 	if err != nil {
 		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
@@ -225,7 +288,14 @@ func (m *Membership) renew(ctx context.Context) error {
 		return fmt.Errorf("members: renew lease %s: %w", l.Name, err)
 	}
 	m.own = updated
+	m.renewed(start)
 	return nil
+}
+
+func (m *Membership) renewed(start time.Time) {
+	m.mu.Lock()
+	m.mu.renewedAt = start
+	m.mu.Unlock()
 }
 
 // Run calls Sync every RenewInterval, starting at once, and OnChange when
@@ -238,7 +308,8 @@ func (m *Membership) Run(ctx context.Context, onError func(error)) error {
 	t := m.cfg.Clock.NewTicker(m.cfg.RenewInterval)
 	defer t.Stop()
 	for {
-		live, err := m.Sync(ctx)
+		round, err := m.Sync(ctx)
+		live := round.Live
 		if err != nil && onError != nil && ctx.Err() == nil {
 			onError(err)
 		}

@@ -3,6 +3,7 @@ package members
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -52,9 +53,13 @@ func member(t *testing.T, l coordinationv1client.LeaseInterface, id string, clk 
 
 func mustSync(t *testing.T, m *Membership, want ...string) {
 	t.Helper()
-	got, err := m.Sync(t.Context())
+	round, err := m.Sync(t.Context())
 	if err != nil {
 		t.Fatalf("%s: Sync: %v", m.Self(), err)
+	}
+	got := round.Live
+	if !round.Renewed || len(round.Annotations) != len(want) {
+		t.Fatalf("%s: round %+v", m.Self(), round)
 	}
 	if !slices.Equal(got, want) || !slices.Equal(m.Members(), want) {
 		t.Fatalf("%s: live %v (Members %v), want %v", m.Self(), got, m.Members(), want)
@@ -112,8 +117,8 @@ func TestLeaseDeletedBehindItsBack(t *testing.T) {
 	}
 	// The update finds no Lease: error, and a's Lease is gone from the
 	// list.
-	live, err := a.Sync(t.Context())
-	if !apierrors.IsNotFound(err) || len(live) != 0 {
+	round, err := a.Sync(t.Context())
+	if live := round.Live; !apierrors.IsNotFound(err) || len(live) != 0 || round.Renewed {
 		t.Fatalf("Sync after deletion: %v %v; want NotFound and nobody live", live, err)
 	}
 	// The next Sync creates it again.
@@ -136,7 +141,8 @@ func TestUnavailable(t *testing.T) {
 	s.SetUnavailable(true)
 	for _, step := range []time.Duration{0, 15*time.Second - time.Millisecond, time.Millisecond} {
 		ca.Step(step)
-		live, err := a.Sync(t.Context())
+		round, err := a.Sync(t.Context())
+		live := round.Live
 		want := []string{"a", "b"}
 		if ca.Since(t0) >= 15*time.Second {
 			want = nil
@@ -262,5 +268,59 @@ func TestConfig(t *testing.T) {
 		if _, err := New(cfg); !errors.Is(err, ErrConfig) {
 			t.Errorf("%s: %v, want ErrConfig", name, err)
 		}
+	}
+}
+
+// TestFencedAndAnnotations: a replica is fenced before its first renewal
+// and once RenewDeadline has passed since the start of its last successful
+// one — before LeaseDuration, when its peers may drop it; the pairs of
+// Config.Annotations are written at each renewal, keep other annotations,
+// and reach the peers in Round.Annotations.
+func TestFencedAndAnnotations(t *testing.T) {
+	s, l := leases(t)
+	clk := clocktesting.NewFakeClock(t0)
+	n := 0
+	a, err := New(Config{Leases: l, Group: "g", Identity: "a", Clock: clk, Annotations: func() map[string]string {
+		n++
+		return map[string]string{"shardinformer.io/n": fmt.Sprint(n)}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := member(t, l, "b", clocktesting.NewFakeClock(t0))
+	if !a.Fenced() {
+		t.Fatal("not fenced before the first renewal")
+	}
+	mustSync(t, a, "a")
+	round, err := b.Sync(t.Context())
+	if err != nil || round.Annotations["a"]["shardinformer.io/n"] != "1" || len(round.Annotations["b"]) != 0 {
+		t.Fatalf("b's round: %+v %v", round, err)
+	}
+	cur, _ := l.Get(t.Context(), "g-a", metav1.GetOptions{})
+	cur.Annotations["other"] = "kept"
+	if _, err := l.Update(t.Context(), cur, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	a.Sync(t.Context()) // conflict: a reads its Lease again
+	mustSync(t, a, "a", "b")
+	got, _ := l.Get(t.Context(), "g-a", metav1.GetOptions{})
+	if got.Annotations["other"] != "kept" || got.Annotations["shardinformer.io/n"] != "3" {
+		t.Fatalf("annotations %v", got.Annotations)
+	}
+
+	s.SetUnavailable(true)
+	clk.Step(DefaultRenewDeadline - time.Millisecond)
+	a.Sync(t.Context())
+	if a.Fenced() {
+		t.Fatal("fenced before RenewDeadline")
+	}
+	clk.Step(time.Millisecond)
+	if !a.Fenced() {
+		t.Fatal("not fenced at RenewDeadline")
+	}
+	s.SetUnavailable(false)
+	mustSync(t, a, "a", "b")
+	if a.Fenced() {
+		t.Fatal("still fenced after a renewal")
 	}
 }
