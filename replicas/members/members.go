@@ -319,18 +319,24 @@ func (m *Membership) Run(ctx context.Context, onError func(error)) error {
 		}
 		select {
 		case <-ctx.Done():
-			return m.release()
+			return m.Release()
 		case <-t.C():
 		}
 	}
 }
 
-// release deletes this replica's Lease, if it created or took one over.
-func (m *Membership) release() error {
+// Config returns the configuration, defaults filled in.
+func (m *Membership) Config() Config { return m.cfg }
+
+// Release deletes this replica's Lease, if it created or took one over,
+// with a uid precondition and a timeout of RenewDeadline, so that peers
+// drop the replica at their next Sync. Call it after the last Sync (Run
+// does); nil when the Lease was already gone.
+func (m *Membership) Release() error {
 	if m.own == nil {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), m.cfg.RenewInterval)
+	ctx, cancel := context.WithTimeout(context.Background(), m.cfg.RenewDeadline)
 	defer cancel()
 	err := m.cfg.Leases.Delete(ctx, m.own.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &m.own.UID}})
 	m.own = nil

@@ -1,0 +1,242 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/shardinformer/shardinformer/apisim"
+	"github.com/shardinformer/shardinformer/replicas"
+	"github.com/shardinformer/shardinformer/replicas/members"
+	"github.com/shardinformer/shardinformer/shardselector"
+)
+
+// ledger records every handler call of every replica: which replica has
+// each key in view, failing on a key in two views at once, and each
+// replica's view (key → resourceVersion).
+type ledger struct {
+	t      *testing.T
+	mu     sync.Mutex
+	holder map[string]string            // key → replica
+	views  map[string]map[string]string // replica → key → rv
+	calls  map[string]int
+}
+
+type recorder struct {
+	l    *ledger
+	name string
+}
+
+func (r recorder) set(obj any) {
+	p := obj.(*corev1.Pod)
+	key := p.Namespace + "/" + p.Name
+	r.l.mu.Lock()
+	defer r.l.mu.Unlock()
+	r.l.calls[r.name]++
+	if h, ok := r.l.holder[key]; ok && h != r.name {
+		r.l.t.Errorf("%s handled by %s while in %s's view", key, r.name, h)
+	}
+	r.l.holder[key] = r.name
+	r.l.views[r.name][key] = p.ResourceVersion
+}
+
+func (r recorder) OnAdd(obj any, _ bool)  { r.set(obj) }
+func (r recorder) OnUpdate(_, newObj any) { r.set(newObj) }
+func (r recorder) OnDelete(obj any) {
+	var key string
+	switch o := obj.(type) {
+	case cache.DeletedFinalStateUnknown:
+		key = o.Key
+	case *corev1.Pod:
+		key = o.Namespace + "/" + o.Name
+	}
+	r.l.mu.Lock()
+	defer r.l.mu.Unlock()
+	r.l.calls[r.name]++
+	if h := r.l.holder[key]; h != r.name {
+		r.l.t.Errorf("%s: delete of %s held by %q", r.name, key, h)
+	}
+	delete(r.l.holder, key)
+	delete(r.l.views[r.name], key)
+}
+
+// TestReplicas runs three replicas in process, each with its own client,
+// against apisim with the ShardedListAndWatch gate on and off: after they
+// converge, each replica's view (what its handler was told) is exactly
+// the server's pods of its assigned slots and the views partition the
+// server; churn keeps that true; one replica stops (hands over and
+// deletes its Lease) and a fourth joins, and again the views converge to
+// the new assignment. Throughout, no key is in two replicas' views at
+// once (checked at every handler call).
+func TestReplicas(t *testing.T) {
+	for _, sharded := range []bool{true, false} {
+		t.Run(fmt.Sprint("gate=", sharded), func(t *testing.T) {
+			s, err := apisim.New(apisim.Config{ShardedListAndWatch: sharded, BookmarkInterval: 100 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var pods []*corev1.Pod
+			for i := range 200 {
+				pods = append(pods, apisim.NewPod(fmt.Sprint("ns-", i%4), fmt.Sprint("pod-", i), int64(i), apisim.PodOptions{}))
+			}
+			if err := s.Load(pods); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			l := &ledger{t: t, holder: map[string]string{}, views: map[string]map[string]string{}, calls: map[string]int{}}
+			const slots = 8
+			type running struct {
+				cancel context.CancelFunc
+				done   chan error
+			}
+			run := map[string]running{}
+			start := func(name string) {
+				cfg := s.RESTConfig()
+				cfg.ContentType = apisim.ContentTypeProtobuf
+				cs, err := kubernetes.NewForConfig(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				l.mu.Lock()
+				l.views[name] = map[string]string{}
+				l.mu.Unlock()
+				r, err := New(Config{
+					Members: members.Config{Leases: cs.CoordinationV1().Leases("ctrl"), Group: "g", Identity: name,
+						LeaseDuration: 10 * time.Second, RenewDeadline: 6 * time.Second, RenewInterval: 100 * time.Millisecond},
+					Slots: slots,
+					Inner: &cache.ListWatch{
+						ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+							return cs.CoreV1().Pods("").List(ctx, o)
+						},
+						WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+							return cs.CoreV1().Pods("").Watch(ctx, o)
+						},
+					},
+					NewInformer: func(lw cache.ListerWatcher) cache.SharedIndexInformer {
+						return cache.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, cache.Indexers{})
+					},
+					Handler: recorder{l, name},
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithCancel(context.Background())
+				done := make(chan error, 1)
+				go func() { done <- r.Run(ctx) }()
+				run[name] = running{cancel, done}
+			}
+			stop := func(name string) {
+				run[name].cancel()
+				if err := <-run[name].done; err != nil {
+					t.Errorf("%s: Run: %v", name, err)
+				}
+				delete(run, name)
+			}
+			defer func() {
+				for name := range run {
+					stop(name)
+				}
+			}()
+			converge := func(stage string) {
+				t.Helper()
+				live := slices.Sorted(maps.Keys(run))
+				a, _ := replicas.Assign(live, slots)
+				var got, want map[string]map[string]string
+				err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
+					want = map[string]map[string]string{}
+					for _, name := range live {
+						want[name] = map[string]string{}
+					}
+					for _, p := range s.List("") {
+						owner, _ := a.Owner(shardselector.Hash(string(p.UID)))
+						want[owner][p.Namespace+"/"+p.Name] = p.ResourceVersion
+					}
+					l.mu.Lock()
+					defer l.mu.Unlock()
+					got = map[string]map[string]string{}
+					for _, name := range live {
+						got[name] = maps.Clone(l.views[name])
+					}
+					return maps.EqualFunc(got, want, maps.Equal), nil
+				})
+				if err != nil {
+					for _, name := range live {
+						t.Errorf("%s: %s holds %d keys, owns %d", stage, name, len(got[name]), len(want[name]))
+					}
+					t.FailNow()
+				}
+				l.mu.Lock()
+				defer l.mu.Unlock()
+				for name, v := range l.views {
+					if _, ok := run[name]; !ok && len(v) != 0 {
+						t.Fatalf("%s: stopped replica %s still holds %d keys", stage, name, len(v))
+					}
+				}
+			}
+			for _, name := range []string{"r0", "r1", "r2"} {
+				start(name)
+			}
+			converge("start")
+			churn := func(round int) {
+				for i := range 30 {
+					if _, err := s.Create(apisim.NewPod("ns-new", fmt.Sprintf("new-%d-%d", round, i), int64(1000*round+i), apisim.PodOptions{})); err != nil {
+						t.Fatal(err)
+					}
+					n := 30*round + i
+					if _, err := s.Modify(fmt.Sprint("ns-", n%4), fmt.Sprint("pod-", n), func(p *corev1.Pod) { p.Labels["churn"] = "yes" }); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			churn(0)
+			converge("churn")
+			stop("r1")
+			start("r3")
+			churn(1)
+			converge("r1 left, r3 joined")
+			if t.Failed() {
+				return
+			}
+			for _, name := range []string{"r0", "r2", "r3"} {
+				if l.calls[name] == 0 {
+					t.Errorf("%s handled nothing", name)
+				}
+			}
+		})
+	}
+}
+
+// TestConfig: each invalid Config is refused with an error.
+func TestConfig(t *testing.T) {
+	lw := &cache.ListWatch{}
+	h := cache.ResourceEventHandlerFuncs{}
+	inf := func(cache.ListerWatcher) cache.SharedIndexInformer { return nil }
+	mc := members.Config{Group: "g", Identity: "a"}
+	for name, cfg := range map[string]Config{
+		"slots":       {Members: mc, Slots: 3, Inner: lw, NewInformer: inf, Handler: h},
+		"no inner":    {Members: mc, NewInformer: inf, Handler: h},
+		"no informer": {Members: mc, Inner: lw, Handler: h},
+		"no handler":  {Members: mc, Inner: lw, NewInformer: inf},
+		"annotations": {Members: members.Config{Group: "g", Identity: "a", Annotations: func() map[string]string { return nil }}, Inner: lw, NewInformer: inf, Handler: h},
+		"members":     {Members: members.Config{Group: "g"}, Inner: lw, NewInformer: inf, Handler: h},
+	} {
+		if _, err := New(cfg); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
