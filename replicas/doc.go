@@ -1,8 +1,12 @@
 // Package replicas assigns the 64-bit hash space of shardselector.Hash
 // (FNV-1a 64 of metadata.uid) to the live replicas of a controller. It is
-// pure: no I/O, no clock, no goroutines. Membership (package
-// replicas/members) decides who is live; the ListerWatcher wrapper (package
-// replicas/rangelw) lists and watches what Assign gives a replica.
+// pure: no I/O, no clock, no goroutines. Around it:
+//   - replicas/members: membership in coordination.k8s.io Leases (who is live);
+//   - replicas/rangelw: a ListerWatcher that lists and watches only given
+//     ranges (shardSelector, with client-side filtering as fallback);
+//   - replicas/handover: the state machine that moves slots between
+//     replicas without double dispatch, and the events handlers see;
+//   - replicas/runner: one replica, the above put together.
 //
 // # Scheme: fixed slots, rendezvous hashing
 //
@@ -23,9 +27,11 @@
 //     wins move, all to the joiner, and on a leave exactly the leaver's
 //     slots move; no slot moves between two members that both stay. This
 //     is the least any scheme can move for the new member to get its share.
-//   - Balance: each member gets Slots/N slots in expectation; with 256
-//     slots and 3 members the largest share is typically within ~15% of
-//     the mean. More slots balance better but make longer selectors (a
+//   - Balance: each member gets Slots/N slots in expectation. Measured
+//     over 1,000 random sets of names with 256 slots, the largest share
+//     exceeds the mean by (median / 90th percentile) 4%/9% for 2
+//     members, 9%/16% for 3, 15%/27% for 5, 29%/45% for 10; more
+//     members want more slots. More slots balance better but make longer selectors (a
 //     member's slots are merged into maximal ranges, one shardRange each;
 //     with N members about Slots·(N-1)/N² ranges). Bounded-load variants
 //     would balance exactly but break the movement bound, so they are not used.
