@@ -2,9 +2,8 @@
 // (package replicas) between controller replicas without two replicas
 // ever dispatching the same slot to handlers at once, and without leaving a
 // slot undispatched while its old owner could still serve it. It is pure:
-// the shell (one control goroutine per replica, not yet written — see
-// Status) feeds it one View per membership round and carries out the
-// Actions it returns.
+// the shell (package runner: one control goroutine per replica) feeds it
+// one View per membership round and carries out the Actions it returns.
 //
 // # Per slot, per replica
 //
@@ -83,20 +82,21 @@
 // by the new one (as its initial add): hand-over is at-least-once per key
 // state, never concurrent — what a level-triggered controller needs.
 //
-// Inside a replica, each slot's events are split again across the
-// pipeline's shard goroutines by key as today; the slot is the unit of
-// hand-over, the shard the unit of parallelism.
+// Inside a replica, each slot's events are meant to be split again across
+// the pipeline's shard goroutines by key as today (not done: package
+// runner serialises them); the slot is the unit of hand-over, the shard
+// the unit of parallelism.
 //
 // # Status
 //
-// Done: the state machine (Step, Published) and its randomized model test
-// (model_test.go: joins, clean leaves, crashes, partitions with fencing,
-// expiries, stale views; safety at every activation, convergence to the
-// target owners after quiescence). Not done: the shell — writing Published
-// into Lease annotations through package members, RenewDeadline fencing
-// in members, one rangelw-filtered informer per slot (or per maximal range
-// of slots) started and stopped on StartCache/StopCache, and a dispatcher
-// that gates the pipeline's handlers per slot and emits the adds and
-// tombstones above; and the e2e test with three replicas on the real API
-// server.
+// This package: the state machine (Step, Published, the Lease annotation
+// encoding) and its randomized model test (model_test.go: joins, clean
+// leaves, crashes, partitions with fencing, expiries, stale views; safety
+// at every activation, convergence to the target owners after
+// quiescence). The shell is package runner (one informer per slot,
+// dispatch serialised by one mutex), tested with three in-process
+// replicas against apisim. Not done: dispatch through the pipeline's
+// shards with parallel handlers, one informer per maximal range instead
+// of per slot, and the e2e test with three replicas, churn and a killed
+// replica on the real API server.
 package handover

@@ -301,7 +301,7 @@ func (m *Membership) renewed(start time.Time) {
 // Run calls Sync every RenewInterval, starting at once, and OnChange when
 // the live set changes, until ctx is done; errors of Sync are passed to
 // onError when it is not nil, and Run carries on. It then deletes this
-// replica's Lease (bounded by RenewInterval, as ctx is already done) and
+// replica's Lease (bounded by RenewDeadline, as ctx is already done) and
 // returns the deletion's error, nil when the Lease was gone. Run starts no
 // goroutine; it returns when it is done.
 func (m *Membership) Run(ctx context.Context, onError func(error)) error {
