@@ -68,9 +68,11 @@
 //
 // Range moves out (Deactivate): no more events of the slot are dispatched
 // (the cache may still be updated until it is stopped, but handlers no
-// longer hear of it); then, for each object of the slot in the cache,
-// OnDelete(cache.DeletedFinalStateUnknown{Key: "ns/name", Obj: last
-// state}) — the tombstone client-go uses for an object that disappeared
+// longer hear of it); then, for each object the handler was told of
+// (added or updated) and not told deleted — the slot's cached objects,
+// once the activation's adds have been delivered —
+// OnDelete(cache.DeletedFinalStateUnknown{Key: "ns/name", Obj: the last
+// state the handler saw}) — the tombstone client-go uses for an object that disappeared
 // from view without a known deletion, so a handler can tell "no longer
 // mine" from "deleted" and must not act on the server (for example remove
 // finalizers) because of it. Listers of the replica's informer stop
