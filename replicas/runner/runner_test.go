@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/shardinformer/shardinformer/apisim"
@@ -72,152 +73,174 @@ func (r recorder) OnDelete(obj any) {
 	delete(r.l.views[r.name], key)
 }
 
-// TestReplicas runs three replicas in process, each with its own client,
-// against apisim with the ShardedListAndWatch gate on and off: after they
-// converge, each replica's view (what its handler was told) is exactly
-// the server's pods of its assigned slots and the views partition the
-// server; churn keeps that true; one replica stops (hands over and
-// deletes its Lease) and a fourth joins, and again the views converge to
-// the new assignment. Throughout, no key is in two replicas' views at
-// once (checked at every handler call).
+// backend is the API server a scenario runs against: its REST config,
+// its pods as they are now, and writes.
+type backend struct {
+	cfg    *rest.Config
+	list   func() []*corev1.Pod
+	create func(*corev1.Pod) error
+	modify func(namespace, name string) error // sets a label
+}
+
+func simBackend(t *testing.T, sharded bool) backend {
+	s, err := apisim.New(apisim.Config{ShardedListAndWatch: sharded, BookmarkInterval: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	cfg := s.RESTConfig()
+	cfg.ContentType = apisim.ContentTypeProtobuf
+	return backend{
+		cfg:    cfg,
+		list:   func() []*corev1.Pod { return s.List("") },
+		create: func(p *corev1.Pod) error { _, err := s.Create(p); return err },
+		modify: func(ns, name string) error {
+			_, err := s.Modify(ns, name, func(p *corev1.Pod) { p.Labels["churn"] = "yes" })
+			return err
+		},
+	}
+}
+
+// TestReplicas runs the scenario against apisim with the
+// ShardedListAndWatch gate on and off.
 func TestReplicas(t *testing.T) {
 	for _, sharded := range []bool{true, false} {
-		t.Run(fmt.Sprint("gate=", sharded), func(t *testing.T) {
-			s, err := apisim.New(apisim.Config{ShardedListAndWatch: sharded, BookmarkInterval: 100 * time.Millisecond})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var pods []*corev1.Pod
-			for i := range 200 {
-				pods = append(pods, apisim.NewPod(fmt.Sprint("ns-", i%4), fmt.Sprint("pod-", i), int64(i), apisim.PodOptions{}))
-			}
-			if err := s.Load(pods); err != nil {
-				t.Fatal(err)
-			}
-			if err := s.Start(); err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
-			l := &ledger{t: t, holder: map[string]string{}, views: map[string]map[string]string{}, calls: map[string]int{}}
-			const slots = 8
-			type running struct {
-				cancel context.CancelFunc
-				done   chan error
-			}
-			run := map[string]running{}
-			start := func(name string) {
-				cfg := s.RESTConfig()
-				cfg.ContentType = apisim.ContentTypeProtobuf
-				cs, err := kubernetes.NewForConfig(cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
-				l.mu.Lock()
-				l.views[name] = map[string]string{}
-				l.mu.Unlock()
-				r, err := New(Config{
-					Members: members.Config{Leases: cs.CoordinationV1().Leases("ctrl"), Group: "g", Identity: name,
-						LeaseDuration: 10 * time.Second, RenewDeadline: 6 * time.Second, RenewInterval: 100 * time.Millisecond},
-					Slots: slots,
-					Inner: &cache.ListWatch{
-						ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-							return cs.CoreV1().Pods("").List(ctx, o)
-						},
-						WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-							return cs.CoreV1().Pods("").Watch(ctx, o)
-						},
-					},
-					NewInformer: func(lw cache.ListerWatcher) cache.SharedIndexInformer {
-						return cache.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, cache.Indexers{})
-					},
-					Handler: recorder{l, name},
-				})
-				if err != nil {
-					t.Fatal(err)
-				}
-				ctx, cancel := context.WithCancel(context.Background())
-				done := make(chan error, 1)
-				go func() { done <- r.Run(ctx) }()
-				run[name] = running{cancel, done}
-			}
-			stop := func(name string) {
-				run[name].cancel()
-				if err := <-run[name].done; err != nil {
-					t.Errorf("%s: Run: %v", name, err)
-				}
-				delete(run, name)
-			}
-			defer func() {
-				for name := range run {
-					stop(name)
-				}
-			}()
-			converge := func(stage string) {
-				t.Helper()
-				live := slices.Sorted(maps.Keys(run))
-				a, _ := replicas.Assign(live, slots)
-				var got, want map[string]map[string]string
-				err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
-					want = map[string]map[string]string{}
-					for _, name := range live {
-						want[name] = map[string]string{}
-					}
-					for _, p := range s.List("") {
-						owner, _ := a.Owner(shardselector.Hash(string(p.UID)))
-						want[owner][p.Namespace+"/"+p.Name] = p.ResourceVersion
-					}
-					l.mu.Lock()
-					defer l.mu.Unlock()
-					got = map[string]map[string]string{}
-					for _, name := range live {
-						got[name] = maps.Clone(l.views[name])
-					}
-					return maps.EqualFunc(got, want, maps.Equal), nil
-				})
-				if err != nil {
-					for _, name := range live {
-						t.Errorf("%s: %s holds %d keys, owns %d", stage, name, len(got[name]), len(want[name]))
-					}
-					t.FailNow()
-				}
-				l.mu.Lock()
-				defer l.mu.Unlock()
-				for name, v := range l.views {
-					if _, ok := run[name]; !ok && len(v) != 0 {
-						t.Fatalf("%s: stopped replica %s still holds %d keys", stage, name, len(v))
-					}
-				}
-			}
-			for _, name := range []string{"r0", "r1", "r2"} {
-				start(name)
-			}
-			converge("start")
-			churn := func(round int) {
-				for i := range 30 {
-					if _, err := s.Create(apisim.NewPod("ns-new", fmt.Sprintf("new-%d-%d", round, i), int64(1000*round+i), apisim.PodOptions{})); err != nil {
-						t.Fatal(err)
-					}
-					n := 30*round + i
-					if _, err := s.Modify(fmt.Sprint("ns-", n%4), fmt.Sprint("pod-", n), func(p *corev1.Pod) { p.Labels["churn"] = "yes" }); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
-			churn(0)
-			converge("churn")
-			stop("r1")
-			start("r3")
-			churn(1)
-			converge("r1 left, r3 joined")
-			if t.Failed() {
-				return
-			}
-			for _, name := range []string{"r0", "r2", "r3"} {
-				if l.calls[name] == 0 {
-					t.Errorf("%s handled nothing", name)
-				}
-			}
+		t.Run(fmt.Sprint("gate=", sharded), func(t *testing.T) { scenario(t, simBackend(t, sharded)) })
+	}
+}
+
+// scenario runs three replicas in process, each with its own client, on
+// 200 pods: after they converge, each replica's view (what its handler
+// was told) is exactly the server's pods of its assigned slots and the
+// views partition the server; churn keeps that true; one replica stops
+// (hands over and deletes its Lease) and a fourth joins, and again the
+// views converge to the new assignment, the stopped replica's view being
+// empty. Throughout, no key is in two replicas' views at once (checked at
+// every handler call).
+func scenario(t *testing.T, b backend) {
+	for i := range 200 {
+		if err := b.create(apisim.NewPod(fmt.Sprint("ns-", i%4), fmt.Sprint("pod-", i), int64(i), apisim.PodOptions{})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l := &ledger{t: t, holder: map[string]string{}, views: map[string]map[string]string{}, calls: map[string]int{}}
+	const slots = 8
+	type running struct {
+		cancel context.CancelFunc
+		done   chan error
+	}
+	run := map[string]running{}
+	start := func(name string) {
+		cs, err := kubernetes.NewForConfig(b.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.mu.Lock()
+		l.views[name] = map[string]string{}
+		l.mu.Unlock()
+		r, err := New(Config{
+			Members: members.Config{Leases: cs.CoordinationV1().Leases("ctrl"), Group: "g", Identity: name,
+				LeaseDuration: 10 * time.Second, RenewDeadline: 6 * time.Second, RenewInterval: 100 * time.Millisecond},
+			Slots: slots,
+			Inner: &cache.ListWatch{
+				ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+					return cs.CoreV1().Pods("").List(ctx, o)
+				},
+				WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+					return cs.CoreV1().Pods("").Watch(ctx, o)
+				},
+			},
+			NewInformer: func(lw cache.ListerWatcher) cache.SharedIndexInformer {
+				return cache.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, cache.Indexers{})
+			},
+			Handler: recorder{l, name},
 		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- r.Run(ctx) }()
+		run[name] = running{cancel, done}
+	}
+	stop := func(name string) {
+		run[name].cancel()
+		if err := <-run[name].done; err != nil {
+			t.Errorf("%s: Run: %v", name, err)
+		}
+		delete(run, name)
+	}
+	defer func() {
+		for name := range run {
+			stop(name)
+		}
+	}()
+	converge := func(stage string) {
+		t.Helper()
+		live := slices.Sorted(maps.Keys(run))
+		a, _ := replicas.Assign(live, slots)
+		var got, want map[string]map[string]string
+		err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
+			want = map[string]map[string]string{}
+			for _, name := range live {
+				want[name] = map[string]string{}
+			}
+			for _, p := range b.list() {
+				owner, _ := a.Owner(shardselector.Hash(string(p.UID)))
+				want[owner][p.Namespace+"/"+p.Name] = p.ResourceVersion
+			}
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			got = map[string]map[string]string{}
+			for _, name := range live {
+				got[name] = maps.Clone(l.views[name])
+			}
+			return maps.EqualFunc(got, want, maps.Equal), nil
+		})
+		if err != nil {
+			for _, name := range live {
+				t.Errorf("%s: %s holds %d keys, owns %d", stage, name, len(got[name]), len(want[name]))
+			}
+			t.FailNow()
+		}
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		for name, v := range l.views {
+			if _, ok := run[name]; !ok && len(v) != 0 {
+				t.Fatalf("%s: stopped replica %s still holds %d keys", stage, name, len(v))
+			}
+		}
+	}
+	for _, name := range []string{"r0", "r1", "r2"} {
+		start(name)
+	}
+	converge("start")
+	churn := func(round int) {
+		for i := range 30 {
+			if err := b.create(apisim.NewPod("ns-new", fmt.Sprintf("new-%d-%d", round, i), int64(1000*round+i), apisim.PodOptions{})); err != nil {
+				t.Fatal(err)
+			}
+			n := 30*round + i
+			if err := b.modify(fmt.Sprint("ns-", n%4), fmt.Sprint("pod-", n)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	churn(0)
+	converge("churn")
+	stop("r1")
+	start("r3")
+	churn(1)
+	converge("r1 left, r3 joined")
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, name := range []string{"r0", "r2", "r3"} {
+		if l.calls[name] == 0 {
+			t.Errorf("%s handled nothing", name)
+		}
 	}
 }
 
