@@ -41,7 +41,8 @@ func realBackend(t *testing.T, sharded bool) backend {
 		}
 	}
 	return backend{
-		cfg: cfg,
+		cfg:     cfg,
+		sharded: sharded,
 		list: func() []*corev1.Pod {
 			l, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
 			if err != nil {

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/shardinformer/shardinformer/apisim"
 	"github.com/shardinformer/shardinformer/replicas"
 	"github.com/shardinformer/shardinformer/replicas/members"
+	"github.com/shardinformer/shardinformer/replicas/rangelw"
 	"github.com/shardinformer/shardinformer/shardselector"
 )
 
@@ -80,6 +82,9 @@ type backend struct {
 	list   func() []*corev1.Pod
 	create func(*corev1.Pod) error
 	modify func(namespace, name string) error // sets a label
+	// sharded: the server applies shardSelector, so nothing may be
+	// filtered on the client; otherwise the fallback must engage.
+	sharded bool
 }
 
 func simBackend(t *testing.T, sharded bool) backend {
@@ -94,9 +99,10 @@ func simBackend(t *testing.T, sharded bool) backend {
 	cfg := s.RESTConfig()
 	cfg.ContentType = apisim.ContentTypeProtobuf
 	return backend{
-		cfg:    cfg,
-		list:   func() []*corev1.Pod { return s.List("") },
-		create: func(p *corev1.Pod) error { _, err := s.Create(p); return err },
+		cfg:     cfg,
+		sharded: sharded,
+		list:    func() []*corev1.Pod { return s.List("") },
+		create:  func(p *corev1.Pod) error { _, err := s.Create(p); return err },
 		modify: func(ns, name string) error {
 			_, err := s.Modify(ns, name, func(p *corev1.Pod) { p.Labels["churn"] = "yes" })
 			return err
@@ -119,7 +125,9 @@ func TestReplicas(t *testing.T) {
 // (hands over and deletes its Lease) and a fourth joins, and again the
 // views converge to the new assignment, the stopped replica's view being
 // empty. Throughout, no key is in two replicas' views at once (checked at
-// every handler call).
+// every handler call). With a server that applies shardSelector no object
+// is dropped on the client; without, the fallback engages and drops
+// objects.
 func scenario(t *testing.T, b backend) {
 	for i := range 200 {
 		if err := b.create(apisim.NewPod(fmt.Sprint("ns-", i%4), fmt.Sprint("pod-", i), int64(i), apisim.PodOptions{})); err != nil {
@@ -133,6 +141,8 @@ func scenario(t *testing.T, b backend) {
 		done   chan error
 	}
 	run := map[string]running{}
+	var fallbacks, dropped atomic.Int64
+	hooks := rangelw.Hooks{Fallback: func() { fallbacks.Add(1) }, Dropped: func(n int) { dropped.Add(int64(n)) }}
 	start := func(name string) {
 		cs, err := kubernetes.NewForConfig(b.cfg)
 		if err != nil {
@@ -157,6 +167,7 @@ func scenario(t *testing.T, b backend) {
 				return cache.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, cache.Indexers{})
 			},
 			Handler: recorder{l, name},
+			Hooks:   hooks,
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -235,6 +246,10 @@ func scenario(t *testing.T, b backend) {
 	start("r3")
 	churn(1)
 	converge("r1 left, r3 joined")
+	if b.sharded != (fallbacks.Load() == 0 && dropped.Load() == 0) {
+		t.Errorf("server filters: %v; %d fallbacks, %d objects dropped on the client", b.sharded, fallbacks.Load(), dropped.Load())
+	}
+	t.Logf("%d slot informers fell back, %d objects dropped on the client", fallbacks.Load(), dropped.Load())
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, name := range []string{"r0", "r2", "r3"} {
