@@ -19,6 +19,10 @@
 // deactivation takes that mutex, so no call of the slot's events follows
 // its tombstones. Lock order: the dispatch mutex is a leaf.
 //
+// A replica whose server ignores shardSelector logs one line, at the
+// first slot informer that falls back (rangelw's own line is silenced),
+// and calls Config.Hooks.Fallback once per such informer.
+//
 // # Status
 //
 // One informer per slot keeps the hand-over simple but costs a list and

@@ -36,7 +36,8 @@ type Config struct {
 	Handler cache.ResourceEventHandler
 	// Logger, default klog.Background().
 	Logger *klog.Logger
-	// Hooks are passed to every slot's rangelw.ListerWatcher.
+	// Hooks are passed to every slot's rangelw.ListerWatcher (Fallback is
+	// called once per slot informer that falls back).
 	Hooks rangelw.Hooks
 }
 
@@ -54,6 +55,10 @@ type Runner struct {
 
 	// Owned by Run's goroutine.
 	slots map[int]*slot
+
+	// fallback logs the first slot informer's fallback to client-side
+	// filtering, so that a replica says it once, not once per slot.
+	fallback sync.Once
 
 	// dispatch serialises every call of Handler, across slots: held by a
 	// slot's gate while it calls Handler.
@@ -178,12 +183,18 @@ func (r *Runner) execute(acts []handover.Action) {
 
 func (r *Runner) startCache(s int) {
 	target := r.emptyTarget()
-	lw, err := rangelw.New(rangelw.Config{
-		Inner:    r.cfg.Inner,
-		Selector: shardselector.Selector{Field: shardselector.FieldUID, Ranges: []shardselector.Range{target.SlotRange(s)}},
-		Logger:   &r.logger,
-		Hooks:    r.cfg.Hooks,
-	})
+	sel := shardselector.Selector{Field: shardselector.FieldUID, Ranges: []shardselector.Range{target.SlotRange(s)}}
+	hooks := r.cfg.Hooks
+	hooks.Fallback = func() {
+		r.fallback.Do(func() {
+			r.logger.Info("shardSelector not applied by the server; filtering client-side", "slot", s, "selector", sel.String())
+		})
+		if r.cfg.Hooks.Fallback != nil {
+			r.cfg.Hooks.Fallback()
+		}
+	}
+	var quiet klog.Logger // the zero Logger discards: the line above replaces rangelw's, one per slot
+	lw, err := rangelw.New(rangelw.Config{Inner: r.cfg.Inner, Selector: sel, Logger: &quiet, Hooks: hooks})
 	if err != nil {
 		panic(err) // a slot's range is never empty
 	}
