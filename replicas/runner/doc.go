@@ -17,7 +17,20 @@
 // goroutines, serialised by one mutex for all slots (so Handler is never
 // called concurrently with itself, as with client-go); a slot's
 // deactivation takes that mutex, so no call of the slot's events follows
-// its tombstones. Lock order: the dispatch mutex is a leaf.
+// its tombstones. Lock order: the dispatch mutex, then the membership's
+// (Fenced, checked at every handler call); nothing is locked under the
+// latter.
+//
+// # Fencing
+//
+// Every handler call first checks members.Fenced: once RenewDeadline has
+// passed since the last successful renewal, no event is dispatched any
+// more, even if Run's goroutine is held up in a request (each Sync is
+// bounded by RenewDeadline); the next round then stops every slot, with
+// tombstones, and the replica syncs its slots again from scratch. Peers
+// may take the slots over once LeaseDuration has passed since they last
+// saw the replica's Lease change, so LeaseDuration − RenewDeadline is the
+// margin for differences in clock rates.
 //
 // A replica whose server ignores shardSelector logs one line, at the
 // first slot informer that falls back (rangelw's own line is silenced),

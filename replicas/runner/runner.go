@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -59,6 +60,11 @@ type Runner struct {
 	// fallback logs the first slot informer's fallback to client-side
 	// filtering, so that a replica says it once, not once per slot.
 	fallback sync.Once
+
+	// tripped is set by a gate that refused an event because the replica
+	// was fenced; the next round then stops every slot (as fenced), since
+	// the handler has missed events.
+	tripped atomic.Bool
 
 	// dispatch serialises every call of Handler, across slots: held by a
 	// slot's gate while it calls Handler.
@@ -125,7 +131,10 @@ func (r *Runner) Run(ctx context.Context) error {
 
 // round runs one round on Run's goroutine.
 func (r *Runner) round(ctx context.Context) {
-	rd, err := r.members.Sync(ctx)
+	// A hung request must not stall the rounds: bounded by RenewDeadline.
+	sctx, cancel := context.WithTimeout(ctx, r.members.Config().RenewDeadline)
+	rd, err := r.members.Sync(sctx)
+	cancel()
 	if err != nil && ctx.Err() == nil {
 		r.logger.Error(err, "membership round")
 	}
@@ -148,7 +157,7 @@ func (r *Runner) round(ctx context.Context) {
 		Target:        target,
 		Peers:         peers,
 		ClaimsVisible: rd.Renewed,
-		Fenced:        r.members.Fenced(),
+		Fenced:        r.members.Fenced() || r.tripped.Swap(false),
 		CacheSynced:   func(s int) bool { return r.slots[s].inf.HasSynced() },
 	}))
 }
@@ -166,7 +175,7 @@ func (r *Runner) execute(acts []handover.Action) {
 			<-sl.done
 		case handover.Activate:
 			sl := r.slots[a.Slot]
-			sl.gate = &gate{h: r.cfg.Handler, mu: &r.dispatch, active: true, seen: map[string]any{}}
+			sl.gate = &gate{h: r.cfg.Handler, mu: &r.dispatch, fenced: r.members.Fenced, tripped: &r.tripped, active: true, seen: map[string]any{}}
 			reg, err := sl.inf.AddEventHandler(sl.gate)
 			if err != nil {
 				panic(fmt.Sprintf("runner: add handler to a running informer: %v", err))
@@ -213,14 +222,20 @@ func (r *Runner) emptyTarget() replicas.Assignment {
 }
 
 // gate passes a slot's events to the handler while the slot is active and
-// remembers what it passed, so that close can take every object the
-// handler knows of out of its view. Its calls hold the Runner's dispatch
-// mutex.
+// the replica is not fenced, and remembers what it passed, so that close
+// can take every object the handler knows of out of its view. Its calls
+// hold the Runner's dispatch mutex. Checking fenced at every call stops
+// dispatch at the renew deadline even when Run's goroutine is held up (in
+// a slow request), before peers may take the slot over; the gate then
+// stays shut, and the next round stops every slot as if fenced (the
+// tombstones follow), since the handler has missed an event.
 type gate struct {
-	h      cache.ResourceEventHandler
-	mu     *sync.Mutex
-	active bool           // REQUIRES: mu held
-	seen   map[string]any // key → last object passed; REQUIRES: mu held
+	h       cache.ResourceEventHandler
+	mu      *sync.Mutex
+	fenced  func() bool
+	tripped *atomic.Bool   // set when fenced refuses an event
+	active  bool           // REQUIRES: mu held
+	seen    map[string]any // key → last object passed; REQUIRES: mu held
 }
 
 func (g *gate) OnAdd(obj any, isInInitialList bool) {
@@ -241,6 +256,11 @@ func (g *gate) pass(obj any, call func(), deleted bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if !g.active {
+		return
+	}
+	if g.fenced() {
+		g.active = false // the handler has missed this event: no more
+		g.tripped.Store(true)
 		return
 	}
 	if deleted {

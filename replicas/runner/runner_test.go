@@ -278,3 +278,38 @@ func TestConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestGateFenced: a gate passes events while not fenced; the first event
+// that arrives fenced is refused and shuts the gate for good (and trips
+// the Runner, whose next round stops every slot); close hands the handler
+// a tombstone for each object it was told of and not told deleted, with
+// the last state it saw.
+func TestGateFenced(t *testing.T) {
+	l := &ledger{t: t, holder: map[string]string{}, views: map[string]map[string]string{"r": {}}, calls: map[string]int{}}
+	var mu sync.Mutex
+	var tripped atomic.Bool
+	fenced := false
+	g := &gate{h: recorder{l, "r"}, mu: &mu, fenced: func() bool { return fenced }, tripped: &tripped, active: true, seen: map[string]any{}}
+	pod := func(name, rv string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, ResourceVersion: rv}}
+	}
+	g.OnAdd(pod("a", "1"), true)
+	g.OnAdd(pod("b", "1"), false)
+	g.OnUpdate(pod("a", "1"), pod("a", "2"))
+	g.OnDelete(pod("b", "1"))
+	g.OnAdd(pod("c", "3"), false)
+	if !maps.Equal(l.views["r"], map[string]string{"ns/a": "2", "ns/c": "3"}) || tripped.Load() {
+		t.Fatalf("view %v, tripped %v", l.views["r"], tripped.Load())
+	}
+	fenced = true
+	g.OnUpdate(pod("c", "3"), pod("c", "4"))
+	fenced = false
+	g.OnAdd(pod("d", "5"), false)
+	if !tripped.Load() || l.views["r"]["ns/c"] != "3" || len(l.views["r"]) != 2 {
+		t.Fatalf("after fencing: view %v, tripped %v", l.views["r"], tripped.Load())
+	}
+	g.close()
+	if len(l.views["r"]) != 0 || len(l.holder) != 0 {
+		t.Fatalf("after close: view %v", l.views["r"])
+	}
+}
