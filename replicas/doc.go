@@ -45,7 +45,7 @@
 //	a, err := replicas.Assign([]string{"ctrl-0", "ctrl-1", "ctrl-2"}, replicas.DefaultSlots)
 //	sel, ok := a.Selector("ctrl-1") // ListOptions.ShardSelector = sel.String()
 //	owner, _ := a.Owner(shardselector.Hash(string(pod.UID)))
-//	for _, m := range replicas.Moves(before, after) { … } // the slots that change hands
+//	moves, err := replicas.Moves(before, after) // the slots that change hands
 //
 // An Assignment is immutable once built and safe for concurrent use; it
 // may be copied.

@@ -51,5 +51,5 @@
 //		Identity: os.Getenv("POD_NAME"),
 //		OnChange: func(live []string) { a, _ := replicas.Assign(live, replicas.DefaultSlots); … },
 //	})
-//	go m.Run(ctx) // returns after deleting the Lease once ctx is done
+//	go m.Run(ctx, onError) // returns after deleting the Lease once ctx is done
 package members
