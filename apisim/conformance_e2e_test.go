@@ -38,8 +38,8 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 
-	"github.com/shardinformer/shardinformer/apisim/shardselector"
 	"github.com/shardinformer/shardinformer/e2e/cluster"
+	"github.com/shardinformer/shardinformer/shardselector"
 )
 
 // target is one server under comparison.

@@ -1,9 +1,10 @@
 // Package apisim is an in-process simulated Kubernetes API server, served
 // over HTTP on loopback, so that informers run through a real client-go
 // client — HTTP, content negotiation, decoding, reflector, pager — exactly
-// as against a cluster. It serves pods, configmaps, apps/v1 deployments and
-// a custom resource (WidgetsResource, served as the API server serves
-// custom resources). It feeds the load generator (client-go's informer and
+// as against a cluster. It serves pods, configmaps, apps/v1 deployments, a
+// custom resource (WidgetsResource, served as the API server serves custom
+// resources) and coordination.k8s.io/v1 leases, the one resource clients may
+// also write over HTTP (for membership and leader election). It feeds the load generator (client-go's informer and
 // ours side by side on 100k pods) and the tests.
 //
 // # Usage
@@ -21,7 +22,7 @@
 //	s.Widgets().Modify("ns", "w", func(u *unstructured.Unstructured) { … })
 //
 // The in-process API of a resource is an Objects[T] (Pods, ConfigMaps,
-// Deployments, Widgets); Server.Create, Update, Modify, Delete, Load, Get,
+// Deployments, Widgets, Leases); Server.Create, Update, Modify, Delete, Load, Get,
 // List and Len are its pod shorthands. The builders NewPod (≈9–10 KB of
 // JSON, 14–17 KB with managedFields), NewConfigMap (≈2–4 KB), NewDeployment
 // (≈8–9 KB, its template built like NewPod's pod) and NewWidget (≈1 KB)
@@ -45,9 +46,20 @@
 // object). GET of a collection lists or, with watch=true (or 1), watches.
 // /version, /api, /api/v1, /apis, /apis/{group} and /apis/{group}/{version}
 // answer discovery (legacy JSON; resources sorted by name, verbs get, list
-// and watch); /healthz, /livez, /readyz. Other paths are 404, other
-// methods 405, all errors metav1.Status objects with the API server's
-// codes, reasons and messages.
+// and watch, and for leases create, delete and update); /healthz, /livez,
+// /readyz. Other paths are 404, other methods 405, all errors
+// metav1.Status objects with the API server's codes, reasons and messages.
+//
+// Leases (/apis/coordination.k8s.io/v1/namespaces/{ns}/leases) are also
+// written over HTTP, with JSON or protobuf bodies, as client-go's Lease
+// client and leader election write them: POST creates (201; AlreadyExists
+// 409; a set resourceVersion 400; the namespace defaults to the URL's, a
+// different one is 400), PUT updates (200; the body's resourceVersion and
+// uid, when set, must be the stored ones, else 409 Conflict — optimistic
+// concurrency; an empty resourceVersion updates unconditionally; a name
+// other than the URL's is 400; a missing lease 404), DELETE deletes (200
+// with the final state; DeleteOptions preconditions on resourceVersion and
+// uid, else 409). Each write is one watch event, like an in-process write.
 //
 // LIST honours limit/continue (the token carries the snapshot RV and the
 // next key; 410 Expired once that RV is compacted), resourceVersion and
@@ -165,7 +177,9 @@
 //
 // # Differences from the API server
 //
-// Writes are in-process only (HTTP POST/PUT/PATCH/DELETE get 405). An update
+// Writes over HTTP are served for leases only (POST, PUT and DELETE; PATCH,
+// deletecollection, dryRun and field managers are not); other resources
+// are written in process (HTTP writes get 405). An update
 // that changes nothing still makes a new version. Responses are never
 // gzip-compressed, never YAML, CBOR or Table, and never pretty-printed.
 // Limit is honoured for resourceVersion="0" too. A WATCH asking for

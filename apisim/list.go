@@ -18,7 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/shardinformer/shardinformer/apisim/shardselector"
+	"github.com/shardinformer/shardinformer/shardselector"
 )
 
 // listOptions are the query parameters of a LIST or WATCH.

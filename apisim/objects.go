@@ -98,7 +98,7 @@ func (o *Objects[T]) Modify(namespace, name string, fn func(T)) (uint64, error) 
 // deletion's resourceVersion (the object watchers receive). NotFound if
 // absent.
 func (o *Objects[T]) Delete(namespace, name string) (T, error) {
-	out, err := o.st.delete(o.res, namespace, name)
+	out, err := o.st.delete(o.res, namespace, name, preconditions{})
 	if err != nil {
 		var zero T
 		return zero, err

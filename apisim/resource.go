@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -31,6 +32,9 @@ var (
 	// PartialObjectMetadata), kind WidgetKind.
 	WidgetsResource = schema.GroupVersionResource{Group: "example.shardinformer.io", Version: "v1", Resource: "widgets"}
 	WidgetKind      = WidgetsResource.GroupVersion().WithKind("Widget")
+	// LeasesResource is coordination.k8s.io/v1 leases, the one resource
+	// that may also be written over HTTP (see Server).
+	LeasesResource = schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"}
 )
 
 // resource describes one served resource. Immutable once built; shared by
@@ -45,6 +49,9 @@ type apiResource struct {
 	// protobuf is served only for PartialObjectMetadata (the API server's
 	// StandardSerializers for custom resources exclude protobuf).
 	custom bool
+	// writable resources also serve create (POST), update (PUT) and delete
+	// (DELETE) over HTTP; only typed codecs.
+	writable bool
 	// internalType names the API server's internal Go type, which its
 	// NotAcceptable messages for PartialObjectMetadata print ("*core.Pod").
 	internalType string
@@ -131,9 +138,9 @@ var metaViews = map[string]*view{
 
 // resourceSet holds the served resources.
 type resourceSet struct {
-	all                                    []*apiResource          // in discovery order
-	byPath                                 map[string]*apiResource // "group/version/resource"
-	pods, configMaps, deployments, widgets *apiResource
+	all                                            []*apiResource          // in discovery order
+	byPath                                         map[string]*apiResource // "group/version/resource"
+	pods, configMaps, deployments, widgets, leases *apiResource
 }
 
 func newResourceSet() *resourceSet {
@@ -161,6 +168,10 @@ func newResourceSet() *resourceSet {
 		categories: []string{"all"}, custom: true, internalType: "unstructured.Unstructured",
 		codec:        unstructuredCodec{gvk: WidgetKind},
 		convertField: customFieldLabel,
+	})
+	reg.leases = reg.add(&apiResource{
+		gvr: LeasesResource, kind: "Lease", singular: "lease", internalType: "coordination.Lease",
+		codec: typed[coordinationv1.Lease](), writable: true,
 	})
 	return reg
 }
@@ -220,9 +231,13 @@ func (reg *resourceSet) resources(gv schema.GroupVersion) []metav1.APIResource {
 		if r.gvr.GroupVersion() != gv {
 			continue
 		}
+		verbs := []string{"get", "list", "watch"}
+		if r.writable {
+			verbs = []string{"create", "delete", "get", "list", "update", "watch"}
+		}
 		out = append(out, metav1.APIResource{
 			Name: r.gvr.Resource, SingularName: r.singular, Namespaced: true, Kind: r.kind,
-			Verbs: []string{"get", "list", "watch"}, ShortNames: r.shortNames, Categories: r.categories,
+			Verbs: verbs, ShortNames: r.shortNames, Categories: r.categories,
 		})
 	}
 	slices.SortFunc(out, func(a, b metav1.APIResource) int { return strings.Compare(a.Name, b.Name) })

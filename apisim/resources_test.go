@@ -504,18 +504,23 @@ func TestDiscoveryEveryGroup(t *testing.T) {
 	for _, g := range groups {
 		names = append(names, g.Name+"="+g.PreferredVersion.GroupVersion)
 	}
-	if want := []string{"=v1", "apps=apps/v1", "example.shardinformer.io=example.shardinformer.io/v1"}; !slices.Equal(names, want) {
+	if want := []string{"=v1", "apps=apps/v1", "example.shardinformer.io=example.shardinformer.io/v1",
+		"coordination.k8s.io=coordination.k8s.io/v1"}; !slices.Equal(names, want) {
 		t.Errorf("groups %v, want %v", names, want)
 	}
 	served := map[string]bool{}
 	for _, l := range lists {
 		for _, r := range l.APIResources {
 			served[l.GroupVersion+"/"+r.Name] = r.Namespaced && slices.Equal(r.Verbs, []string{"get", "list", "watch"})
+			if r.Name == "leases" {
+				served[l.GroupVersion+"/"+r.Name] = r.Namespaced &&
+					slices.Equal(r.Verbs, []string{"create", "delete", "get", "list", "update", "watch"})
+			}
 		}
 	}
-	for _, gvr := range []schema.GroupVersionResource{PodsResource, ConfigMapsResource, DeploymentsResource, WidgetsResource} {
+	for _, gvr := range []schema.GroupVersionResource{PodsResource, ConfigMapsResource, DeploymentsResource, WidgetsResource, LeasesResource} {
 		if !served[gvr.GroupVersion().String()+"/"+gvr.Resource] {
-			t.Errorf("%s not discovered as a namespaced get/list/watch resource: %v", gvr, served)
+			t.Errorf("%s not discovered as a namespaced resource with its verbs: %v", gvr, served)
 		}
 	}
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))

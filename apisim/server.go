@@ -21,7 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/rest"
 
-	"github.com/shardinformer/shardinformer/apisim/shardselector"
+	"github.com/shardinformer/shardinformer/shardselector"
 )
 
 // Server is a simulated Kubernetes API server: an in-process, versioned
@@ -211,7 +211,8 @@ func (s *Server) SetUnavailable(unavailable bool) {
 // Stats is a snapshot of the server's counters.
 type Stats struct {
 	// Requests counts HTTP requests by verb: "list", "watch", "get",
-	// "discovery", "health" and "other" (rejected or unknown).
+	// "write" (create, update or delete of a lease), "discovery", "health"
+	// and "other" (rejected or unknown).
 	Requests map[string]uint64
 	// EventsSent counts watch events written (ADDED/MODIFIED/DELETED,
 	// including the synthetic ADDED events of initial state); bookmarks
@@ -241,7 +242,7 @@ func (s *Server) Stats() Stats {
 	cur := s.st.cur.Load()
 	return Stats{
 		Requests: map[string]uint64{
-			"list": c.list.Load(), "watch": c.watch.Load(), "get": c.get.Load(),
+			"list": c.list.Load(), "watch": c.watch.Load(), "get": c.get.Load(), "write": c.write.Load(),
 			"discovery": c.discovery.Load(), "health": c.health.Load(), "other": c.other.Load(),
 		},
 		EventsSent:        c.events.Load(),
@@ -257,10 +258,10 @@ func (s *Server) Stats() Stats {
 }
 
 type counters struct {
-	list, watch, get, discovery, health, other atomic.Uint64
-	events, bookmarks, errorEvents, listed     atomic.Uint64
-	slowClosed, bytes                          atomic.Uint64
-	watchesOpen                                atomic.Int64
+	list, watch, get, write, discovery, health, other atomic.Uint64
+	events, bookmarks, errorEvents, listed            atomic.Uint64
+	slowClosed, bytes                                 atomic.Uint64
+	watchesOpen                                       atomic.Int64
 }
 
 // countingWriter counts bytes written to a response.
@@ -310,6 +311,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			Status: metav1.StatusFailure, Code: http.StatusNotFound, Reason: metav1.StatusReasonNotFound,
 			Message: "the server could not find the requested resource",
 		}})
+		return
+	}
+	if r.Method != http.MethodGet && res.writable {
+		s.serveWrite(w, r, res, ns, name)
 		return
 	}
 	if r.Method != http.MethodGet {

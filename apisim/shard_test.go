@@ -20,7 +20,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/pager"
 
-	"github.com/shardinformer/shardinformer/apisim/shardselector"
+	"github.com/shardinformer/shardinformer/shardselector"
 )
 
 // shards splits the hash space into three uneven ranges, and adds a fourth

@@ -9,6 +9,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/watch"
 )
@@ -166,8 +167,13 @@ func (s *store) insert(res *apiResource, obj Object) error {
 }
 
 func (s *store) update(res *apiResource, in Object) (Object, error) {
+	return s.updateIf(res, in, preconditions{rv: in.GetResourceVersion()})
+}
+
+// updateIf is update under preconditions.
+func (s *store) updateIf(res *apiResource, in Object, pre preconditions) (Object, error) {
 	obj := res.codec.deepCopy(in)
-	if _, err := s.replace(res, obj.GetNamespace(), obj.GetName(), obj.GetResourceVersion(),
+	if _, err := s.replace(res, obj.GetNamespace(), obj.GetName(), pre,
 		func(*object) Object { return obj }); err != nil {
 		return nil, err
 	}
@@ -175,7 +181,7 @@ func (s *store) update(res *apiResource, in Object) (Object, error) {
 }
 
 func (s *store) modify(res *apiResource, namespace, name string, fn func(Object)) (uint64, error) {
-	return s.replace(res, namespace, name, "", func(cur *object) Object {
+	return s.replace(res, namespace, name, preconditions{}, func(cur *object) Object {
 		obj := cur.mutable()
 		fn(obj)
 		obj.SetNamespace(namespace)
@@ -184,20 +190,39 @@ func (s *store) modify(res *apiResource, namespace, name string, fn func(Object)
 	})
 }
 
+// preconditions of a write, as the API server checks them: a set
+// resourceVersion or uid must be the stored object's.
+type preconditions struct {
+	rv  string
+	uid types.UID
+}
+
+// check returns the API server's Conflict error for a failed precondition.
+func (p preconditions) check(res *apiResource, name string, cur *object) error {
+	if p.uid != "" && p.uid != cur.uid {
+		return apierrors.NewConflict(res.groupResource(), name,
+			fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", p.uid, cur.uid))
+	}
+	if p.rv != "" && p.rv != cur.rvString {
+		return apierrors.NewConflict(res.groupResource(), name,
+			errors.New("the object has been modified; please apply your changes to the latest version and try again"))
+	}
+	return nil
+}
+
 // replace swaps the current version of namespace/name for the object build
 // returns, retrying if another writer got there first, and returns the new
 // resourceVersion. build may be called more than once; the object it
 // returns becomes owned by the store.
-func (s *store) replace(res *apiResource, namespace, name, wantRV string, build func(cur *object) Object) (uint64, error) {
+func (s *store) replace(res *apiResource, namespace, name string, pre preconditions, build func(cur *object) Object) (uint64, error) {
 	key := res.key(namespace, name)
 	for {
 		cur := s.cur.Load().tree.Get(key)
 		if cur == nil {
 			return 0, apierrors.NewNotFound(res.groupResource(), name)
 		}
-		if wantRV != "" && wantRV != cur.rvString {
-			return 0, apierrors.NewConflict(res.groupResource(), name,
-				errors.New("the object has been modified; please apply your changes to the latest version and try again"))
+		if err := pre.check(res, name, cur); err != nil {
+			return 0, err
 		}
 		obj := build(cur)
 		if err := res.codec.normalize(obj); err != nil {
@@ -222,12 +247,15 @@ func (s *store) replace(res *apiResource, namespace, name, wantRV string, build 
 
 // delete removes namespace/name and returns a copy of its final state,
 // stamped with the deletion's resourceVersion.
-func (s *store) delete(res *apiResource, namespace, name string) (Object, error) {
+func (s *store) delete(res *apiResource, namespace, name string, pre preconditions) (Object, error) {
 	key := res.key(namespace, name)
 	for {
 		cur := s.cur.Load().tree.Get(key)
 		if cur == nil {
 			return nil, apierrors.NewNotFound(res.groupResource(), name)
+		}
+		if err := pre.check(res, name, cur); err != nil {
+			return nil, err
 		}
 		final := res.codec.shallowCopy(cur.decoded()) // stamped below
 

@@ -8,7 +8,7 @@
 // deterministic random mutations of valid selectors, and random CEL
 // expressions used as receivers and arguments of shardRange.
 //
-//	cd apisim/shardselector/testdata/gen && go run . | gzip -9n > ../golden.json.gz
+//	cd shardselector/testdata/gen && go run . | gzip -9n > ../golden.json.gz
 package main
 
 import (

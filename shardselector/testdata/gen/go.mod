@@ -1,7 +1,7 @@
 // Module gen writes ../golden.json from kube-apiserver's own shard selector
 // parser. It is separate from the library module, which must not depend on
 // k8s.io/apiserver; nothing in the library imports it.
-module github.com/shardinformer/shardinformer/apisim/shardselector/testdata/gen
+module github.com/shardinformer/shardinformer/shardselector/testdata/gen
 
 go 1.26.0
 

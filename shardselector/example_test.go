@@ -3,7 +3,7 @@ package shardselector_test
 import (
 	"fmt"
 
-	"github.com/shardinformer/shardinformer/apisim/shardselector"
+	"github.com/shardinformer/shardinformer/shardselector"
 )
 
 // Example parses the selector of the first of two shards and checks which

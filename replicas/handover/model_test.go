@@ -1,0 +1,234 @@
+package handover
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/shardinformer/shardinformer/replicas"
+)
+
+type nodeState uint8
+
+const (
+	up          nodeState = iota
+	partitioned           // reads and writes fail; not yet fenced
+	fenced                // partitioned and has fenced itself
+	crashed               // the process is gone; its Lease stays until it expires
+	gone                  // its Lease has expired or been deleted
+)
+
+// node is one simulated replica: its state machine, its last view of the
+// store, its caches and what it dispatches.
+type node struct {
+	name    string
+	state   nodeState
+	r       *Replica
+	peers   map[string]Published // from the last successful read
+	live    []string
+	visible bool   // last read came after a successful write of Published()
+	cache   []bool // per slot: the slot's cache has synced
+	active  []bool // per slot: dispatching to handlers
+}
+
+// world is a linearizable store of Leases (a member is live while its
+// entry exists) and the replicas around it.
+type world struct {
+	t     *testing.T
+	slots int
+	store map[string]Published
+	nodes map[string]*node
+	next  int
+}
+
+func (w *world) join() *node {
+	n := &node{name: fmt.Sprint("r", w.next), r: New(fmt.Sprint("r", w.next), w.slots), cache: make([]bool, w.slots), active: make([]bool, w.slots)}
+	w.next++
+	w.nodes[n.name] = n
+	return n
+}
+
+// sync is members.Sync: write Published, then read every Lease.
+func (w *world) sync(n *node) {
+	if n.state != up {
+		n.visible = false
+		return
+	}
+	w.store[n.name] = n.r.Published()
+	n.peers = maps.Clone(w.store)
+	delete(n.peers, n.name)
+	n.live = slices.Sorted(maps.Keys(w.store))
+	n.visible = true
+}
+
+// step runs the state machine on the node's last view and carries out
+// its actions, checking after each activation that no other replica
+// dispatches the slot.
+func (w *world) step(n *node, fence bool) {
+	if n.state != up && n.state != partitioned {
+		return
+	}
+	target, err := replicas.Assign(n.live, w.slots)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	acts := n.r.Step(View{Target: target, Peers: n.peers, ClaimsVisible: n.visible, Fenced: fence, CacheSynced: func(s int) bool { return n.cache[s] }})
+	n.visible = false
+	for _, a := range acts {
+		switch a.Kind {
+		case StartCache, StopCache:
+			n.cache[a.Slot] = false
+		case Activate:
+			if n.active[a.Slot] {
+				w.t.Fatalf("%s: activate slot %d twice", n.name, a.Slot)
+			}
+			for _, m := range w.nodes {
+				if m != n && m.active[a.Slot] {
+					w.t.Fatalf("slot %d dispatched by %s (%v) and %s at once", a.Slot, m.name, m.state, n.name)
+				}
+			}
+			n.active[a.Slot] = true
+		case Deactivate:
+			if !n.active[a.Slot] {
+				w.t.Fatalf("%s: deactivate inactive slot %d", n.name, a.Slot)
+			}
+			n.active[a.Slot] = false
+		}
+	}
+	for s := range w.slots {
+		if n.active[s] != (n.r.Phase(s) == Active) {
+			w.t.Fatalf("%s slot %d: dispatching %v in phase %v", n.name, s, n.active[s], n.r.Phase(s))
+		}
+	}
+	if fence {
+		n.state = fenced
+	}
+}
+
+func (w *world) pick(rng *rand.Rand, states ...nodeState) *node {
+	var c []*node
+	for _, name := range slices.Sorted(maps.Keys(w.nodes)) {
+		if n := w.nodes[name]; slices.Contains(states, n.state) {
+			c = append(c, n)
+		}
+	}
+	if len(c) == 0 {
+		return nil
+	}
+	return c[rng.IntN(len(c))]
+}
+
+// TestModel runs replicas against a store under random interleavings of
+// syncs, steps, caches syncing, joins, clean leaves, crashes, partitions
+// (a partitioned replica fences itself before its Lease may expire — the
+// renew-deadline assumption) and expiries. Throughout, no slot is
+// dispatched by two replicas at once. Then membership stops changing and
+// the replicas run until quiet: every slot is dispatched by exactly its
+// target owner among the live replicas.
+func TestModel(t *testing.T) {
+	for seed := range uint64(1000) {
+		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 2))
+			w := &world{t: t, slots: 1 << rng.IntN(6), store: map[string]Published{}, nodes: map[string]*node{}}
+			for range 1 + rng.IntN(3) {
+				w.join()
+			}
+			for range 400 {
+				switch k := rng.IntN(100); {
+				case k < 35:
+					if n := w.pick(rng, up, partitioned); n != nil {
+						w.sync(n)
+					}
+				case k < 70:
+					if n := w.pick(rng, up, partitioned); n != nil {
+						w.step(n, false)
+					}
+				case k < 88:
+					if n := w.pick(rng, up, partitioned); n != nil {
+						var syncing []int
+						for s := range w.slots {
+							if n.r.Phase(s) == Syncing {
+								syncing = append(syncing, s)
+							}
+						}
+						if len(syncing) > 0 {
+							n.cache[syncing[rng.IntN(len(syncing))]] = true
+						}
+					}
+				case k < 91:
+					if len(w.nodes) < 8 {
+						w.join()
+					}
+				case k < 93: // clean leave: stop everything, delete the Lease
+					if n := w.pick(rng, up); n != nil {
+						w.step(n, true)
+						n.state = gone
+						delete(w.store, n.name)
+					}
+				case k < 95:
+					if n := w.pick(rng, up); n != nil {
+						n.state = crashed
+						clear(n.active)
+					}
+				case k < 97:
+					if n := w.pick(rng, up); n != nil {
+						n.state = partitioned
+					}
+				case k < 98: // the deadline passes for a partitioned replica
+					if n := w.pick(rng, partitioned); n != nil {
+						w.step(n, true)
+					}
+				default: // a Lease expires: only once its holder cannot act
+					if n := w.pick(rng, crashed, fenced); n != nil {
+						n.state = gone
+						delete(w.store, n.name)
+					}
+				}
+			}
+
+			// Quiesce: expire what cannot act, make sure someone is up,
+			// then run rounds with every cache syncing at once.
+			for _, n := range w.nodes {
+				switch n.state {
+				case partitioned:
+					w.step(n, true)
+					fallthrough
+				case crashed, fenced:
+					n.state = gone
+					delete(w.store, n.name)
+				}
+			}
+			if w.pick(rng, up) == nil {
+				w.join()
+			}
+			var live []string
+			for name, n := range w.nodes {
+				if n.state == up {
+					live = append(live, name)
+				}
+			}
+			slices.Sort(live)
+			for range 8 {
+				for _, name := range live {
+					n := w.nodes[name]
+					w.sync(n)
+					for s := range w.slots {
+						n.cache[s] = n.r.Phase(s) >= Syncing
+					}
+					w.step(n, false)
+				}
+			}
+			target, _ := replicas.Assign(live, w.slots)
+			for s := range w.slots {
+				owner, _ := target.SlotOwner(s)
+				for _, name := range live {
+					if n := w.nodes[name]; n.active[s] != (name == owner) {
+						t.Fatalf("after quiescence slot %d: %s dispatching %v (phase %v), owner %s of %v", s, name, n.active[s], n.r.Phase(s), owner, live)
+					}
+				}
+			}
+		})
+	}
+}

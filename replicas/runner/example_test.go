@@ -1,0 +1,76 @@
+package runner_test
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/shardinformer/shardinformer/apisim"
+	"github.com/shardinformer/shardinformer/replicas/members"
+	"github.com/shardinformer/shardinformer/replicas/runner"
+)
+
+// Example runs a single replica: it takes every slot, its handler sees
+// every pod, and when it stops every pod leaves its view again.
+func Example() {
+	s, err := apisim.New(apisim.Config{ShardedListAndWatch: true})
+	if err != nil {
+		panic(err)
+	}
+	for i := range 20 {
+		if _, err := s.Create(apisim.NewPod("default", fmt.Sprint("web-", i), int64(i), apisim.PodOptions{})); err != nil {
+			panic(err)
+		}
+	}
+	if err := s.Start(); err != nil {
+		panic(err)
+	}
+	defer s.Close()
+	cs, err := kubernetes.NewForConfig(s.RESTConfig())
+	if err != nil {
+		panic(err)
+	}
+	var inView atomic.Int64
+	r, err := runner.New(runner.Config{
+		Members: members.Config{Leases: cs.CoordinationV1().Leases("ctrl"), Group: "web-controller", Identity: "ctrl-0",
+			LeaseDuration: 2 * time.Second, RenewDeadline: time.Second, RenewInterval: 20 * time.Millisecond},
+		Inner: &cache.ListWatch{
+			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				return cs.CoreV1().Pods("").List(ctx, o)
+			},
+			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				return cs.CoreV1().Pods("").Watch(ctx, o)
+			},
+		},
+		NewInformer: func(lw cache.ListerWatcher) cache.SharedIndexInformer {
+			return cache.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, cache.Indexers{})
+		},
+		Handler: cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(any) { inView.Add(1) },
+			DeleteFunc: func(any) { inView.Add(-1) },
+		},
+	})
+	if err != nil {
+		panic(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- r.Run(ctx) }()
+	for inView.Load() < 20 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	fmt.Println("in view:", inView.Load())
+	cancel()
+	fmt.Println(<-done, "in view after stop:", inView.Load())
+	// Output:
+	// in view: 20
+	// <nil> in view after stop: 0
+}
