@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/shardinformer/shardinformer/informers"
+	"github.com/shardinformer/shardinformer/internal/testkit"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -17,10 +18,10 @@ import (
 
 // checkPodRequests fails unless every pods request went to path and carried
 // labelSelector selector, and there was at least one.
-func checkPodRequests(t *testing.T, log *requestLog, path, selector string) {
+func checkPodRequests(t *testing.T, log *testkit.Requests, path, selector string) {
 	t.Helper()
 	n := 0
-	for _, r := range log.all() {
+	for _, r := range log.All() {
 		p, rawQuery, _ := strings.Cut(r, "?")
 		if !isPodsPath(p) {
 			continue

@@ -1,0 +1,346 @@
+package dynamicinformer_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shardinformer/shardinformer/apisim"
+	"github.com/shardinformer/shardinformer/informers/dynamicinformer"
+	"github.com/shardinformer/shardinformer/internal/testkit"
+	"github.com/shardinformer/shardinformer/pipeline"
+	"github.com/shardinformer/shardinformer/wire"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	clientgodynamicinformer "k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+)
+
+var widgets = apisim.WidgetsResource
+
+// impl builds a factory for namespace and tweak: client-go's, or ours
+// listing through the dynamic client or through wire.
+type impl struct {
+	name  string
+	ours  bool
+	build func(t *testing.T, cfg *rest.Config, namespace string, tweak dynamicinformer.TweakListOptionsFunc) dynamicinformer.DynamicSharedInformerFactory
+}
+
+func dynamicClient(t *testing.T, cfg *rest.Config) dynamic.Interface {
+	t.Helper()
+	c, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+var impls = []impl{
+	{name: "client-go", build: func(t *testing.T, cfg *rest.Config, ns string, tweak dynamicinformer.TweakListOptionsFunc) dynamicinformer.DynamicSharedInformerFactory {
+		return clientgodynamicinformer.NewFilteredDynamicSharedInformerFactory(dynamicClient(t, cfg), 0, ns, tweak)
+	}},
+	{name: "ours/client", ours: true, build: func(t *testing.T, cfg *rest.Config, ns string, tweak dynamicinformer.TweakListOptionsFunc) dynamicinformer.DynamicSharedInformerFactory {
+		return dynamicinformer.NewFilteredDynamicSharedInformerFactory(dynamicClient(t, cfg), 0, ns, tweak)
+	}},
+	{name: "ours/wire", ours: true, build: func(t *testing.T, cfg *rest.Config, ns string, tweak dynamicinformer.TweakListOptionsFunc) dynamicinformer.DynamicSharedInformerFactory {
+		f, err := dynamicinformer.NewForConfig(cfg, 0, dynamicinformer.WithNamespace(ns), dynamicinformer.WithTweakListOptions(tweak),
+			dynamicinformer.WithWireOptions(wire.WithWorkers(2)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}},
+}
+
+func widget(ns, name, tier string, seed int64) *unstructured.Unstructured {
+	w := apisim.NewWidget(ns, name, seed)
+	l := w.GetLabels()
+	l["tier"] = tier
+	w.SetLabels(l)
+	return w
+}
+
+// newServer serves widgets web-0..4 and db-0..2 in namespaces a and b.
+func newServer(t *testing.T) (*apisim.Server, *rest.Config, *testkit.Requests) {
+	t.Helper()
+	s, err := apisim.New(apisim.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ws []*unstructured.Unstructured
+	for _, ns := range []string{"a", "b"} {
+		for i := range 5 {
+			ws = append(ws, widget(ns, fmt.Sprint("web-", i), "web", int64(i)))
+		}
+		for i := range 3 {
+			ws = append(ws, widget(ns, fmt.Sprint("db-", i), "db", int64(10+i)))
+		}
+	}
+	if err := s.Widgets().Load(ws); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	cfg := s.RESTConfig()
+	return s, cfg, testkit.RecordRequests(cfg)
+}
+
+// start starts f, waits for its caches, and at the end of the test cancels
+// and shuts it down (Shutdown waits for the informers).
+func start(t *testing.T, f dynamicinformer.DynamicSharedInformerFactory) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(func() { cancel(); f.Shutdown() })
+	f.Start(ctx.Done())
+	for gvr, ok := range f.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			t.Fatalf("%v did not sync", gvr)
+		}
+	}
+}
+
+// serverWidgets returns the server's widgets in ns with tier web, by key.
+func serverWidgets(s *apisim.Server, ns string) map[string]*unstructured.Unstructured {
+	out := map[string]*unstructured.Unstructured{}
+	for _, w := range s.Widgets().List(ns) {
+		if w.GetLabels()["tier"] == "web" {
+			out[w.GetNamespace()+"/"+w.GetName()] = w
+		}
+	}
+	return out
+}
+
+// cacheMatches reports whether the lister holds exactly want, each object
+// equal to the server's.
+func cacheMatches(lister cache.GenericLister, want map[string]*unstructured.Unstructured) (bool, string) {
+	objs, err := lister.List(labels.Everything())
+	if err != nil {
+		return false, err.Error()
+	}
+	var got []string
+	for _, o := range objs {
+		u := o.(*unstructured.Unstructured)
+		key := u.GetNamespace() + "/" + u.GetName()
+		got = append(got, key)
+		if w, ok := want[key]; !ok || !equality.Semantic.DeepEqual(u.Object, w.Object) {
+			return false, fmt.Sprintf("%s differs from the server's", key)
+		}
+	}
+	slices.Sort(got)
+	return len(got) == len(want), fmt.Sprintf("cached %v", got)
+}
+
+// Namespace and tweak reach every list and watch request; the listers hold
+// the server's selected widgets, equal to the server's, initially and as
+// widgets enter and leave the selection — for client-go's factory and ours
+// (dynamic client and wire), with and without WatchList.
+func TestListersFollowTheServer(t *testing.T) {
+	for _, im := range impls {
+		t.Run(im.name, func(t *testing.T) {
+			testkit.ListModes(t, func(t *testing.T, _ bool) {
+				s, cfg, reqs := newServer(t)
+				f := im.build(t, cfg, "a", func(o *metav1.ListOptions) { o.LabelSelector = "tier=web" })
+				gi := f.ForResource(widgets)
+				if gi != f.ForResource(widgets) {
+					t.Error("ForResource built a second informer for the same resource")
+				}
+				if _, ok := pipeline.Unwrap(gi.Informer()); ok != im.ours {
+					t.Fatalf("informer %T: ours %v, want %v", gi.Informer(), ok, im.ours)
+				}
+				start(t, f)
+				if ok, why := cacheMatches(gi.Lister(), serverWidgets(s, "a")); !ok {
+					t.Fatalf("after sync: %s, want the 5 web widgets of a", why)
+				}
+				if _, err := gi.Lister().ByNamespace("a").Get("web-1"); err != nil {
+					t.Error(err)
+				}
+				// Into the selection, in another namespace, out of it, changed.
+				ws := s.Widgets()
+				for _, w := range []*unstructured.Unstructured{widget("a", "web-new", "web", 99), widget("b", "web-new", "web", 98)} {
+					if _, err := ws.Create(w); err != nil {
+						t.Fatal(err)
+					}
+				}
+				setTier := func(name, tier string) {
+					if _, err := ws.Modify("a", name, func(u *unstructured.Unstructured) {
+						l := u.GetLabels()
+						l["tier"] = tier
+						u.SetLabels(l)
+					}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				setTier("web-0", "db")
+				setTier("db-0", "web")
+				if _, err := ws.Modify("a", "web-2", func(u *unstructured.Unstructured) {
+					_ = unstructured.SetNestedField(u.Object, "changed", "spec", "note")
+				}); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := ws.Delete("a", "web-3"); err != nil {
+					t.Fatal(err)
+				}
+				want := serverWidgets(s, "a")
+				testkit.EventuallyWhy(t, "cache = the server's selection", func() (bool, string) { return cacheMatches(gi.Lister(), want) })
+				checkRequests(t, reqs, "/apis/example.shardinformer.io/v1/namespaces/a/widgets", "tier=web")
+			})
+		})
+	}
+}
+
+// checkRequests fails unless there was a widgets request and every one went
+// to path with labelSelector selector.
+func checkRequests(t *testing.T, reqs *testkit.Requests, path, selector string) {
+	t.Helper()
+	n := 0
+	for _, r := range reqs.All() {
+		p, rawQuery, _ := strings.Cut(r, "?")
+		if !strings.HasSuffix(p, "/widgets") {
+			continue
+		}
+		n++
+		q, err := url.ParseQuery(rawQuery)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p != path || q.Get("labelSelector") != selector {
+			t.Errorf("request %s: want path %s with labelSelector=%s", r, path, selector)
+		}
+	}
+	if n == 0 {
+		t.Error("no widgets request recorded")
+	}
+}
+
+// Start starts only the informers asked for so far and each once;
+// WaitForCacheSync reports the started ones; Shutdown waits for every
+// informer goroutine, and after it Start starts nothing — for client-go's
+// factory and ours. Ours leave no goroutine behind.
+func TestLifecycle(t *testing.T) {
+	configMaps := apisim.ConfigMapsResource
+	for _, im := range impls {
+		t.Run(im.name, func(t *testing.T) {
+			_, cfg, _ := newServer(t)
+			f := im.build(t, cfg, "", nil)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			f.Start(ctx.Done()) // nothing to start yet
+			if got := f.WaitForCacheSync(ctx.Done()); len(got) != 0 {
+				t.Fatalf("WaitForCacheSync before any informer: %v", got)
+			}
+			w := f.ForResource(widgets)
+			f.Start(ctx.Done())
+			f.Start(ctx.Done()) // starts nothing more
+			c := f.ForResource(configMaps)
+			if got := f.WaitForCacheSync(ctx.Done()); len(got) != 1 || !got[widgets] {
+				t.Fatalf("WaitForCacheSync = %v, want only widgets, synced", got)
+			}
+			if c.Informer().HasSynced() {
+				t.Error("config maps informer synced without being started")
+			}
+			f.Start(ctx.Done())
+			if got := f.WaitForCacheSync(ctx.Done()); len(got) != 2 || !got[widgets] || !got[configMaps] {
+				t.Fatalf("WaitForCacheSync = %v, want widgets and configmaps, synced", got)
+			}
+			if n := len(w.Informer().GetStore().ListKeys()); n != 16 {
+				t.Fatalf("widgets cached: %d, want 16", n)
+			}
+			cancel()
+			f.Shutdown()
+			f.Shutdown() // again: returns at once
+			if w.Informer().IsStopped() == false || c.Informer().IsStopped() == false {
+				t.Error("an informer is still running after Shutdown")
+			}
+			f.ForResource(apisim.DeploymentsResource)
+			f.Start(context.Background().Done())
+			if got := f.WaitForCacheSync(ctx.Done()); len(got) != 2 {
+				t.Errorf("Start after Shutdown started an informer: %v", got)
+			}
+			if im.ours {
+				testkit.NoGoroutines(t, "shardinformer/pipeline.", "shardinformer/wire.", "shardinformer/informers/")
+			}
+		})
+	}
+}
+
+// Transform and pipeline options reach every informer; informers are named
+// after their resource.
+func TestTransformAndPipelineOptions(t *testing.T) {
+	_, cfg, _ := newServer(t)
+	for _, build := range []func(...dynamicinformer.Option) (dynamicinformer.SharedInformerFactory, error){
+		func(opts ...dynamicinformer.Option) (dynamicinformer.SharedInformerFactory, error) {
+			return dynamicinformer.New(dynamicClient(t, cfg), 0, opts...)
+		},
+		func(opts ...dynamicinformer.Option) (dynamicinformer.SharedInformerFactory, error) {
+			return dynamicinformer.NewForConfig(cfg, 0, opts...)
+		},
+	} {
+		f, err := build(dynamicinformer.WithPipelineOptions(pipeline.WithShards(3)),
+			dynamicinformer.WithTransform(func(o any) (any, error) {
+				u := o.(*unstructured.Unstructured)
+				u.SetAnnotations(map[string]string{"transformed": "yes"})
+				return u, nil
+			}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		gi := f.ForResource(widgets)
+		inf, _ := pipeline.Unwrap(gi.Informer())
+		if inf.Name() != "dynamic widgets.example.shardinformer.io" || len(inf.Stats().Shards) != 3 {
+			t.Errorf("informer %q with %d shards, want dynamic widgets.example.shardinformer.io with 3", inf.Name(), len(inf.Stats().Shards))
+		}
+		start(t, f)
+		objs, _ := gi.Lister().List(labels.Everything())
+		for _, o := range objs {
+			if a := o.(*unstructured.Unstructured).GetAnnotations(); len(a) != 1 || a["transformed"] != "yes" {
+				t.Fatalf("untransformed object cached: annotations %v", a)
+			}
+		}
+		if len(objs) != 16 {
+			t.Fatalf("cached %d widgets, want 16", len(objs))
+		}
+	}
+}
+
+// Bad input: invalid options fail the constructors; a resource without
+// version or name panics in ForResource with ErrInvalidResource.
+func TestBadInput(t *testing.T) {
+	_, cfg, _ := newServer(t)
+	client := dynamicClient(t, cfg)
+	if _, err := dynamicinformer.New(client, 0, dynamicinformer.WithPipelineOptions(pipeline.WithShards(-1))); err == nil {
+		t.Error("New with -1 shards succeeded")
+	}
+	if _, err := dynamicinformer.New(client, 0, dynamicinformer.WithWireOptions(wire.WithWorkers(2))); err == nil {
+		t.Error("New with wire options succeeded")
+	}
+	if _, err := dynamicinformer.NewForConfig(cfg, 0, dynamicinformer.WithWireOptions(wire.WithWorkers(-1))); err == nil {
+		t.Error("NewForConfig with -1 wire workers succeeded")
+	}
+	if _, err := dynamicinformer.NewForConfig(cfg, 0, dynamicinformer.WithPipelineOptions(pipeline.WithShards(-1))); err == nil {
+		t.Error("NewForConfig with -1 shards succeeded")
+	}
+	f := dynamicinformer.NewDynamicSharedInformerFactory(client, time.Minute)
+	for _, gvr := range []schema.GroupVersionResource{{Resource: "widgets"}, {Version: "v1"}} {
+		func() {
+			defer func() {
+				err, _ := recover().(error)
+				if !errors.Is(err, dynamicinformer.ErrInvalidResource) {
+					t.Errorf("ForResource(%v) panicked with %v, want ErrInvalidResource", gvr, err)
+				}
+			}()
+			f.ForResource(gvr)
+		}()
+	}
+}
