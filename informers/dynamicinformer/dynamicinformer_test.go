@@ -1,12 +1,9 @@
 package dynamicinformer_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -97,20 +94,6 @@ func newServer(t *testing.T) (*apisim.Server, *rest.Config, *testkit.Requests) {
 	return s, cfg, testkit.RecordRequests(cfg)
 }
 
-// start starts f, waits for its caches, and at the end of the test cancels
-// and shuts it down (Shutdown waits for the informers).
-func start(t *testing.T, f dynamicinformer.DynamicSharedInformerFactory) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(func() { cancel(); f.Shutdown() })
-	f.Start(ctx.Done())
-	for gvr, ok := range f.WaitForCacheSync(ctx.Done()) {
-		if !ok {
-			t.Fatalf("%v did not sync", gvr)
-		}
-	}
-}
-
 // serverWidgets returns the server's widgets in ns with tier web, by key.
 func serverWidgets(s *apisim.Server, ns string) map[string]*unstructured.Unstructured {
 	out := map[string]*unstructured.Unstructured{}
@@ -159,7 +142,7 @@ func TestListersFollowTheServer(t *testing.T) {
 				if _, ok := pipeline.Unwrap(gi.Informer()); ok != im.ours {
 					t.Fatalf("informer %T: ours %v, want %v", gi.Informer(), ok, im.ours)
 				}
-				start(t, f)
+				testkit.StartFactory(t, f)
 				if ok, why := cacheMatches(gi.Lister(), serverWidgets(s, "a")); !ok {
 					t.Fatalf("after sync: %s, want the 5 web widgets of a", why)
 				}
@@ -194,80 +177,19 @@ func TestListersFollowTheServer(t *testing.T) {
 				}
 				want := serverWidgets(s, "a")
 				testkit.EventuallyWhy(t, "cache = the server's selection", func() (bool, string) { return cacheMatches(gi.Lister(), want) })
-				checkRequests(t, reqs, "/apis/example.shardinformer.io/v1/namespaces/a/widgets", "tier=web")
+				reqs.Check(t, "widgets", "/apis/example.shardinformer.io/v1/namespaces/a/widgets", "tier=web")
 			})
 		})
 	}
 }
 
-// checkRequests fails unless there was a widgets request and every one went
-// to path with labelSelector selector.
-func checkRequests(t *testing.T, reqs *testkit.Requests, path, selector string) {
-	t.Helper()
-	n := 0
-	for _, r := range reqs.All() {
-		p, rawQuery, _ := strings.Cut(r, "?")
-		if !strings.HasSuffix(p, "/widgets") {
-			continue
-		}
-		n++
-		q, err := url.ParseQuery(rawQuery)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if p != path || q.Get("labelSelector") != selector {
-			t.Errorf("request %s: want path %s with labelSelector=%s", r, path, selector)
-		}
-	}
-	if n == 0 {
-		t.Error("no widgets request recorded")
-	}
-}
-
-// Start starts only the informers asked for so far and each once;
-// WaitForCacheSync reports the started ones; Shutdown waits for every
-// informer goroutine, and after it Start starts nothing — for client-go's
-// factory and ours. Ours leave no goroutine behind.
+// client-go's factory lifecycle (testkit.CheckFactoryLifecycle), for
+// client-go's factory and ours; ours leave no goroutine behind.
 func TestLifecycle(t *testing.T) {
-	configMaps := apisim.ConfigMapsResource
 	for _, im := range impls {
 		t.Run(im.name, func(t *testing.T) {
 			_, cfg, _ := newServer(t)
-			f := im.build(t, cfg, "", nil)
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			f.Start(ctx.Done()) // nothing to start yet
-			if got := f.WaitForCacheSync(ctx.Done()); len(got) != 0 {
-				t.Fatalf("WaitForCacheSync before any informer: %v", got)
-			}
-			w := f.ForResource(widgets)
-			f.Start(ctx.Done())
-			f.Start(ctx.Done()) // starts nothing more
-			c := f.ForResource(configMaps)
-			if got := f.WaitForCacheSync(ctx.Done()); len(got) != 1 || !got[widgets] {
-				t.Fatalf("WaitForCacheSync = %v, want only widgets, synced", got)
-			}
-			if c.Informer().HasSynced() {
-				t.Error("config maps informer synced without being started")
-			}
-			f.Start(ctx.Done())
-			if got := f.WaitForCacheSync(ctx.Done()); len(got) != 2 || !got[widgets] || !got[configMaps] {
-				t.Fatalf("WaitForCacheSync = %v, want widgets and configmaps, synced", got)
-			}
-			if n := len(w.Informer().GetStore().ListKeys()); n != 16 {
-				t.Fatalf("widgets cached: %d, want 16", n)
-			}
-			cancel()
-			f.Shutdown()
-			f.Shutdown() // again: returns at once
-			if w.Informer().IsStopped() == false || c.Informer().IsStopped() == false {
-				t.Error("an informer is still running after Shutdown")
-			}
-			f.ForResource(apisim.DeploymentsResource)
-			f.Start(context.Background().Done())
-			if got := f.WaitForCacheSync(ctx.Done()); len(got) != 2 {
-				t.Errorf("Start after Shutdown started an informer: %v", got)
-			}
+			testkit.CheckFactoryLifecycle(t, im.build(t, cfg, "", nil), widgets, apisim.ConfigMapsResource, apisim.DeploymentsResource, 16)
 			if im.ours {
 				testkit.NoGoroutines(t, "shardinformer/pipeline.", "shardinformer/wire.", "shardinformer/informers/")
 			}
@@ -301,7 +223,7 @@ func TestTransformAndPipelineOptions(t *testing.T) {
 		if inf.Name() != "dynamic widgets.example.shardinformer.io" || len(inf.Stats().Shards) != 3 {
 			t.Errorf("informer %q with %d shards, want dynamic widgets.example.shardinformer.io with 3", inf.Name(), len(inf.Stats().Shards))
 		}
-		start(t, f)
+		testkit.StartFactory(t, f)
 		objs, _ := gi.Lister().List(labels.Everything())
 		for _, o := range objs {
 			if a := o.(*unstructured.Unstructured).GetAnnotations(); len(a) != 1 || a["transformed"] != "yes" {
