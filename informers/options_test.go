@@ -13,7 +13,6 @@ import (
 	clientfeaturestesting "k8s.io/client-go/features/testing"
 )
 
-
 // The factory's namespace and tweak options reach every list and watch
 // request, so the cache holds exactly the selected pods — initially and as
 // pods enter and leave the selection — for client-go's factory and ours, with
