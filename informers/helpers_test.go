@@ -95,19 +95,6 @@ func start(t *testing.T, f informers.SharedInformerFactory) {
 	}
 }
 
-// eventually polls cond until it holds; the deadline only turns a hang into a
-// failure.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
 func pod(ns, name string, lbls map[string]string) *corev1.Pod {
 	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: lbls}}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/shardinformer/shardinformer/informers"
+	"github.com/shardinformer/shardinformer/internal/testkit"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -57,7 +58,7 @@ func TestNamespaceAndTweakReachRequests(t *testing.T) {
 					t.Fatal(err)
 				}
 				want := s.keys("a", web)
-				eventually(t, "cache = server's selection", func() bool { return slices.Equal(cached(), want) })
+				testkit.Eventually(t, "cache = server's selection", func() bool { return slices.Equal(cached(), want) })
 				s.requests.Check(t, "pods", "/api/v1/namespaces/a/pods", "tier=web")
 			})
 		}
