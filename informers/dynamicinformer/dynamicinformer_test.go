@@ -1,9 +1,11 @@
 package dynamicinformer_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -264,5 +266,40 @@ func TestBadInput(t *testing.T) {
 			}()
 			f.ForResource(gvr)
 		}()
+	}
+}
+
+// ForResource, Start and WaitForCacheSync called concurrently (under
+// -race): one informer per resource, each started once, all synced.
+func TestConcurrentUse(t *testing.T) {
+	testkit.CheckLeaks(t, "shardinformer/pipeline.", "shardinformer/informers/")
+	_, cfg, _ := newServer(t)
+	f, err := dynamicinformer.New(dynamicClient(t, cfg), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer f.Shutdown() // after cancel
+	defer cancel()
+	resources := []schema.GroupVersionResource{widgets, apisim.ConfigMapsResource, apisim.DeploymentsResource}
+	got := make([][]cache.SharedIndexInformer, 8)
+	var wg sync.WaitGroup
+	for g := range got {
+		wg.Go(func() {
+			for _, gvr := range resources {
+				got[g] = append(got[g], f.ForResource(gvr).Informer())
+				f.StartWithContext(ctx)
+			}
+			f.WaitForCacheSync(ctx.Done())
+		})
+	}
+	wg.Wait()
+	for g := range got {
+		if !slices.Equal(got[g], got[0]) {
+			t.Fatalf("goroutine %d got other informers than goroutine 0", g)
+		}
+	}
+	if synced := f.WaitForCacheSync(ctx.Done()); len(synced) != 3 || !synced[widgets] || !synced[apisim.ConfigMapsResource] || !synced[apisim.DeploymentsResource] {
+		t.Fatalf("WaitForCacheSync = %v, want all three synced", synced)
 	}
 }
