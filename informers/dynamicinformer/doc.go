@@ -28,5 +28,7 @@
 // checked by the same tests against client-go's factory. Constructors start
 // nothing. A resource without version or resource name makes ForResource
 // panic with an error wrapping ErrInvalidResource (client-go's signature
-// has no error); invalid options make New and NewForConfig fail.
+// has no error); a nil client or config and invalid options make New and
+// NewForConfig fail (the client-go-shaped constructors panic on a nil
+// client).
 package dynamicinformer

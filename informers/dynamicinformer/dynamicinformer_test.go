@@ -238,7 +238,7 @@ func TestTransformAndPipelineOptions(t *testing.T) {
 	}
 }
 
-// Bad input: invalid options fail the constructors; a resource without
+// Bad input: invalid options and a nil config fail the constructors; a resource without
 // version or name panics in ForResource with ErrInvalidResource.
 func TestBadInput(t *testing.T) {
 	_, cfg, _ := newServer(t)
@@ -254,6 +254,12 @@ func TestBadInput(t *testing.T) {
 	}
 	if _, err := dynamicinformer.NewForConfig(cfg, 0, dynamicinformer.WithPipelineOptions(pipeline.WithShards(-1))); err == nil {
 		t.Error("NewForConfig with -1 shards succeeded")
+	}
+	if f, err := dynamicinformer.New(nil, 0); err == nil || f != nil {
+		t.Errorf("New(nil) = %v, %v; want nil and an error", f, err)
+	}
+	if f, err := dynamicinformer.NewForConfig(nil, 0); err == nil || f != nil {
+		t.Errorf("NewForConfig(nil) = %v, %v; want nil and an error", f, err)
 	}
 	f := dynamicinformer.NewDynamicSharedInformerFactory(client, time.Minute)
 	for _, gvr := range []schema.GroupVersionResource{{Resource: "widgets"}, {Version: "v1"}} {

@@ -39,7 +39,11 @@ var (
 // without version or resource name.
 var ErrInvalidResource = gvrfactory.ErrInvalidResource
 
-var errWireOptions = errors.New("dynamicinformer: WithWireOptions needs NewForConfig")
+var (
+	errWireOptions = errors.New("dynamicinformer: WithWireOptions needs NewForConfig")
+	errNilConfig   = errors.New("dynamicinformer: NewForConfig: nil rest.Config")
+	errNilClient   = errors.New("dynamicinformer: nil client")
+)
 
 // NewDynamicSharedInformerFactory is client-go's constructor of the same
 // name, building our informers: list/watch through client for all
@@ -53,15 +57,18 @@ func NewDynamicSharedInformerFactory(client dynamic.Interface, defaultResync tim
 // namespace ("" is all) with tweakListOptions applied to every request.
 func NewFilteredDynamicSharedInformerFactory(client dynamic.Interface, defaultResync time.Duration, namespace string, tweakListOptions TweakListOptionsFunc) DynamicSharedInformerFactory {
 	f, err := New(client, defaultResync, WithNamespace(namespace), WithTweakListOptions(tweakListOptions))
-	if err != nil { // no pipeline options: New cannot fail
+	if err != nil { // no pipeline options: only a nil client fails
 		panic(err)
 	}
 	return f
 }
 
 // New returns a factory whose informers list and watch through client. It
-// fails on invalid pipeline options and on WithWireOptions.
+// fails on a nil client, invalid pipeline options and WithWireOptions.
 func New(client dynamic.Interface, defaultResync time.Duration, opts ...Option) (SharedInformerFactory, error) {
+	if client == nil {
+		return nil, errNilClient
+	}
 	c := configure(opts)
 	if len(c.wire) > 0 {
 		return nil, errWireOptions
@@ -75,9 +82,13 @@ func New(client dynamic.Interface, defaultResync time.Duration, opts ...Option) 
 // NewForConfig returns a factory whose informers list and watch through the
 // wire package's decoder (streaming, decoding on several goroutines; see
 // package wire), as unstructured objects like the dynamic client's. cfg's
-// QPS, burst, transport and timeout apply. It fails on invalid pipeline or
-// wire options.
+// QPS, burst, transport and timeout apply (a copy taken now). It fails on a
+// nil cfg and on invalid pipeline or wire options.
 func NewForConfig(cfg *rest.Config, defaultResync time.Duration, opts ...Option) (SharedInformerFactory, error) {
+	if cfg == nil {
+		return nil, errNilConfig
+	}
+	cfg = rest.CopyConfig(cfg) // later changes to the caller's do not reach the informers
 	c := configure(opts)
 	wireOpts := append(c.wire[:len(c.wire):len(c.wire)], wire.WithTweakListOptions(c.tweak))
 	lw := func(gvr schema.GroupVersionResource) (cache.ListerWatcher, error) {

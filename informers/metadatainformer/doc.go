@@ -21,6 +21,6 @@
 // client-go's Start/WaitForCacheSync/Shutdown semantics, checked by the
 // same tests against client-go's factory; constructors start nothing;
 // ForResource panics with ErrInvalidResource for a resource without version
-// or name; NewSharedInformerFactoryWithOptions panics and New fails on
-// invalid pipeline options.
+// or name; the client-go-shaped constructors panic and New fails on a nil
+// client or invalid pipeline options.
 package metadatainformer

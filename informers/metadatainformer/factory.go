@@ -2,6 +2,7 @@ package metadatainformer
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/shardinformer/shardinformer/informers/internal/gvrfactory"
@@ -87,8 +88,8 @@ func NewFilteredSharedInformerFactory(client metadata.Interface, defaultResync t
 }
 
 // NewSharedInformerFactoryWithOptions is client-go's constructor of the
-// same name with this package's options. It panics on invalid pipeline
-// options (New returns the error).
+// same name with this package's options. It panics on a nil client or
+// invalid pipeline options (New returns the error).
 func NewSharedInformerFactoryWithOptions(client metadata.Interface, defaultResync time.Duration, options ...SharedInformerOption) SharedInformerFactory {
 	f, err := New(client, defaultResync, options...)
 	if err != nil {
@@ -99,8 +100,12 @@ func NewSharedInformerFactoryWithOptions(client metadata.Interface, defaultResyn
 
 // New returns a factory whose informers list and watch
 // metav1.PartialObjectMetadata through client (the wire package does not
-// decode metadata-only responses). It fails on invalid pipeline options.
+// decode metadata-only responses). It fails on a nil client and on invalid
+// pipeline options.
 func New(client metadata.Interface, defaultResync time.Duration, options ...SharedInformerOption) (SharedInformerFactory, error) {
+	if client == nil {
+		return nil, errors.New("metadatainformer: nil client")
+	}
 	var c config
 	for _, o := range options {
 		o(&c)

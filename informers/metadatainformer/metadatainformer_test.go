@@ -202,9 +202,9 @@ func TestTransformAndPipelineOptions(t *testing.T) {
 	}
 }
 
-// Bad input: invalid pipeline options fail New and make the client-go
-// shaped constructor panic; a resource without version or name panics in
-// ForResource with ErrInvalidResource.
+// Bad input: a nil client and invalid pipeline options fail New and make
+// the client-go shaped constructors panic; a resource without version or
+// name panics in ForResource with ErrInvalidResource.
 func TestBadInput(t *testing.T) {
 	_, c, _ := newServer(t)
 	bad := metadatainformer.WithPipelineOptions(pipeline.WithShards(-1))
@@ -220,6 +220,11 @@ func TestBadInput(t *testing.T) {
 		}()
 		fn()
 	}
+	if f, err := metadatainformer.New(nil, 0); err == nil || f != nil {
+		t.Errorf("New(nil) = %v, %v; want nil and an error", f, err)
+	}
+	mustPanic("NewSharedInformerFactory(nil)", func() { metadatainformer.NewSharedInformerFactory(nil, 0) },
+		func(err error) bool { return err != nil })
 	mustPanic("NewSharedInformerFactoryWithOptions with -1 shards", func() {
 		metadatainformer.NewSharedInformerFactoryWithOptions(c, 0, bad)
 	}, func(err error) bool { return err != nil })
