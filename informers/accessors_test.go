@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/shardinformer/shardinformer/informers"
+	"github.com/shardinformer/shardinformer/internal/testkit"
 	"github.com/shardinformer/shardinformer/pipeline"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clientgoinformers "k8s.io/client-go/informers"
@@ -154,7 +155,7 @@ func TestEveryTypeListsAndWatchesLikeClientGo(t *testing.T) {
 		}
 		start(t, f)
 		// Synced means listed: the watches follow.
-		eventually(t, "a list and a watch per informer", func() bool { return len(listsAndWatches(client)) >= 2*len(all) })
+		testkit.Eventually(t, "a list and a watch per informer", func() bool { return len(listsAndWatches(client)) >= 2*len(all) })
 		actions[im.name] = listsAndWatches(client)
 	}
 	cg, ours := actions["client-go"], actions["shardinformer"]

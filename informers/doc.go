@@ -68,12 +68,12 @@
 // # Dynamic and metadata informers
 //
 // Counterparts of client-go's dynamicinformer and metadatainformer factories
-// belong in sibling packages (…/shardinformer/dynamicinformer,
-// …/metadatainformer) with client-go's constructors and this package's
-// pipeline options. Their ForResource is given the GVR, so they need no
-// table: the list/watch is the dynamic or metadata client's for the GVR (or
-// the wire package's), namespace and tweak applied as here. Having no
-// InformerFor to delegate to, they keep their informers per GVR themselves,
-// with the Start/WaitForCacheSync/Shutdown semantics of client-go's factories,
-// proven by the same tests run against those.
+// are the subpackages dynamicinformer and metadatainformer, with client-go's
+// constructors and this package's pipeline options. Their ForResource is
+// given the GVR, so they need no table: the list/watch is the dynamic or
+// metadata client's for the GVR (or, for dynamicinformer.NewForConfig, the
+// wire package's), namespace and tweak applied as here. Having no
+// InformerFor to delegate to, they keep their informers per GVR themselves
+// (internal/gvrfactory), with the Start/WaitForCacheSync/Shutdown semantics
+// of client-go's factories, proven by the same tests run against those.
 package informers

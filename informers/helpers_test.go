@@ -3,14 +3,13 @@ package informers_test
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/shardinformer/shardinformer/apisim"
 	"github.com/shardinformer/shardinformer/informers"
+	"github.com/shardinformer/shardinformer/internal/testkit"
 	"github.com/shardinformer/shardinformer/pipeline"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -96,19 +95,6 @@ func start(t *testing.T, f informers.SharedInformerFactory) {
 	}
 }
 
-// eventually polls cond until it holds; the deadline only turns a hang into a
-// failure.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
 func pod(ns, name string, lbls map[string]string) *corev1.Pod {
 	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: lbls}}
 }
@@ -118,7 +104,7 @@ func pod(ns, name string, lbls map[string]string) *corev1.Pod {
 type server struct {
 	*apisim.Server
 	client   kubernetes.Interface
-	requests *requestLog
+	requests *testkit.Requests
 }
 
 func newServer(t *testing.T, pods ...*corev1.Pod) *server {
@@ -134,41 +120,13 @@ func newServer(t *testing.T, pods ...*corev1.Pod) *server {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
-	log := &requestLog{}
 	cfg := s.RESTConfig()
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			log.add(r)
-			return rt.RoundTrip(r)
-		})
-	})
+	log := testkit.RecordRequests(cfg)
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return &server{Server: s, client: cs, requests: log}
-}
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
-
-// requestLog records "path?query" of every request.
-type requestLog struct {
-	mu   sync.Mutex
-	reqs []string
-}
-
-func (l *requestLog) add(r *http.Request) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.reqs = append(l.reqs, r.URL.Path+"?"+r.URL.RawQuery)
-}
-
-func (l *requestLog) all() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return slices.Clone(l.reqs)
 }
 
 // keys returns the sorted "ns/name" keys of objs.

@@ -108,8 +108,8 @@ func TestBadInput(t *testing.T) {
 	if err := panicOf(t, func() { informers.NewSharedInformerFactory(nil, 0) }); !errors.Is(err, informers.ErrNilClient) {
 		t.Errorf("NewSharedInformerFactory(nil): panic %v", err)
 	}
-	if _, err := informers.New(fakeClient(), 0, informers.WithPipelineOptions(pipeline.WithShards(0))); err == nil {
-		t.Error("WithPipelineOptions(WithShards(0)) accepted")
+	if _, err := informers.New(fakeClient(), 0, informers.WithPipelineOptions(pipeline.WithShards(-1))); err == nil {
+		t.Error("WithPipelineOptions(WithShards(-1)) accepted")
 	}
 	if _, err := informers.New(fakeClient(), 0, informers.WithPipelineOptionsFor(&corev1.Pod{}, pipeline.WithRingCapacity(-1))); err == nil {
 		t.Error("WithPipelineOptionsFor(WithRingCapacity(-1)) accepted")

@@ -2,44 +2,17 @@ package informers_test
 
 import (
 	"fmt"
-	"net/url"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/shardinformer/shardinformer/informers"
+	"github.com/shardinformer/shardinformer/internal/testkit"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	clientfeatures "k8s.io/client-go/features"
 	clientfeaturestesting "k8s.io/client-go/features/testing"
 )
-
-// checkPodRequests fails unless every pods request went to path and carried
-// labelSelector selector, and there was at least one.
-func checkPodRequests(t *testing.T, log *requestLog, path, selector string) {
-	t.Helper()
-	n := 0
-	for _, r := range log.all() {
-		p, rawQuery, _ := strings.Cut(r, "?")
-		if !isPodsPath(p) {
-			continue
-		}
-		n++
-		q, err := url.ParseQuery(rawQuery)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if p != path || q.Get("labelSelector") != selector {
-			t.Errorf("request %s: want path %s with labelSelector=%s", r, path, selector)
-		}
-	}
-	if n == 0 {
-		t.Errorf("no pods request recorded")
-	}
-}
-
-func isPodsPath(p string) bool { return strings.HasSuffix(p, "/pods") }
 
 // The factory's namespace and tweak options reach every list and watch
 // request, so the cache holds exactly the selected pods — initially and as
@@ -85,8 +58,8 @@ func TestNamespaceAndTweakReachRequests(t *testing.T) {
 					t.Fatal(err)
 				}
 				want := s.keys("a", web)
-				eventually(t, "cache = server's selection", func() bool { return slices.Equal(cached(), want) })
-				checkPodRequests(t, s.requests, "/api/v1/namespaces/a/pods", "tier=web")
+				testkit.Eventually(t, "cache = server's selection", func() bool { return slices.Equal(cached(), want) })
+				s.requests.Check(t, "pods", "/api/v1/namespaces/a/pods", "tier=web")
 			})
 		}
 	}
@@ -111,7 +84,7 @@ func TestSelectorMatchingNothingCachesNothing(t *testing.T) {
 			if got := noneInf.GetStore().ListKeys(); len(got) != 0 {
 				t.Fatalf("selector matching nothing cached %d pods", len(got))
 			}
-			checkPodRequests(t, s.requests, "/api/v1/pods", "app=nomatch")
+			s.requests.Check(t, "pods", "/api/v1/pods", "app=nomatch")
 			start(t, all)
 			if got := len(allInf.GetStore().ListKeys()); got != 100 {
 				t.Fatalf("factory without selector cached %d pods, want 100", got)

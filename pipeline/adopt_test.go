@@ -80,7 +80,7 @@ func TestNewSharedIndexInformerWithOptionsRejects(t *testing.T) {
 		want    error
 	}{
 		"metrics provider": {options: cache.SharedIndexInformerOptions{InformerMetricsProvider: nopMetrics{}}, want: errMetricsProvider},
-		"invalid option":   {opts: []Option{WithShards(0)}, want: errConfig},
+		"invalid option":   {opts: []Option{WithShards(-1)}, want: errConfig},
 	} {
 		t.Run(name, func(t *testing.T) {
 			defer func() {

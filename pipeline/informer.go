@@ -105,6 +105,7 @@ func New(lw cache.ListerWatcher, exampleObject runtime.Object, defaultEventHandl
 	if inf.name == "" {
 		inf.name = fmt.Sprintf("shardinformer %T", exampleObject)
 	}
+	inf.cfg.observer = scoped(inf.cfg.observer, inf.name)
 	inf.mu.resyncCheckPeriod = defaultEventHandlerResyncPeriod
 	for i := range cfg.shards {
 		inf.shards = append(inf.shards, &shard{id: i, inf: inf, part: indexer.Partition(i)})

@@ -59,9 +59,10 @@ type worker struct {
 }
 
 func newListener(inf *Informer, id uint64, h cache.ResourceEventHandler, workers int, resync time.Duration, logger klog.Logger) (*listener, error) {
+	name, h := handlerName(h, id)
 	l := &listener{
 		inf:             inf,
-		name:            fmt.Sprintf("%T#%d", h, id),
+		name:            name,
 		handler:         h,
 		logger:          logger,
 		requestedResync: resync,

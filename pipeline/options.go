@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 
@@ -87,7 +88,7 @@ func (c config) maxQueued() int {
 func (c config) validate() error {
 	var errs []error
 	if c.shards < 1 {
-		errs = append(errs, fmt.Errorf("%w: WithShards(%d): need at least 1", errConfig, c.shards))
+		errs = append(errs, fmt.Errorf("%w: WithShards(%d): need at least 1 (0: the default)", errConfig, c.shards))
 	}
 	if c.ringCapacity < 1 {
 		errs = append(errs, fmt.Errorf("%w: WithRingCapacity(%d): need at least 1", errConfig, c.ringCapacity))
@@ -105,8 +106,9 @@ func (c config) validate() error {
 }
 
 // WithShards sets the number of shards, each with its own queue, index
-// partition and drain goroutine. Default: shards.DefaultCount() (GOMAXPROCS).
-func WithShards(n int) Option { return func(c *config) { c.shards = n } }
+// partition and drain goroutine. 0 means the default, shards.DefaultCount()
+// (GOMAXPROCS); a negative count is an error.
+func WithShards(n int) Option { return func(c *config) { c.shards = cmp.Or(n, shards.DefaultCount()) } }
 
 // WithRingCapacity sets the capacity of each (shard, listener worker) ring,
 // rounded up to a power of two. Default 4096.

@@ -10,6 +10,8 @@ import (
 // StatsSource is what Collector reads at scrape time; *pipeline.Informer
 // implements it.
 type StatsSource interface {
+	// Name is the informer label of the gauges.
+	Name() string
 	Stats() pipeline.Stats
 }
 
@@ -25,21 +27,24 @@ type Collector struct {
 
 var _ prometheus.Collector = (*Collector)(nil)
 
-// NewCollector returns a Collector for src (usually a *pipeline.Informer).
-// Register it on the same Registerer as the Observer.
+// NewCollector returns a Collector for src (usually a *pipeline.Informer),
+// its gauges labelled with src.Name() as the informer. Register it on the
+// same Registerer as the Observer; informers on one registry need distinct
+// names (pipeline.WithName), or the second registration fails.
 func NewCollector(src StatsSource) *Collector {
+	informer := prometheus.Labels{"informer": src.Name()}
 	return &Collector{
 		src: src,
 		queueDepth: prometheus.NewDesc("shardinformer_shard_queue_depth",
-			"Keys waiting in the shard's queue.", []string{"shard"}, nil),
+			"Keys waiting in the shard's queue.", []string{"shard"}, informer),
 		objects: prometheus.NewDesc("shardinformer_shard_objects",
-			"Objects in the shard's index partition.", []string{"shard"}, nil),
+			"Objects in the shard's index partition.", []string{"shard"}, informer),
 		ringDepth: prometheus.NewDesc("shardinformer_listener_ring_depth",
-			"Notifications waiting in the listener's rings, over all shards and workers.", []string{"listener"}, nil),
+			"Notifications waiting in the listener's rings, over all shards and workers.", []string{"listener"}, informer),
 		overflowDepth: prometheus.NewDesc("shardinformer_listener_overflow_depth",
-			"Notifications (Grow) or keys (Coalesce) waiting in the listener's overflow.", []string{"listener"}, nil),
+			"Notifications (Grow) or keys (Coalesce) waiting in the listener's overflow.", []string{"listener"}, informer),
 		workers: prometheus.NewDesc("shardinformer_listener_workers",
-			"Worker goroutines calling the listener's handler.", []string{"listener"}, nil),
+			"Worker goroutines calling the listener's handler.", []string{"listener"}, informer),
 	}
 }
 

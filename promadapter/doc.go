@@ -12,19 +12,26 @@
 //		pipeline.WithObserver(obs))
 //	err = reg.Register(promadapter.NewCollector(inf))
 //
-// To expose several informers on one registry, give each its own
-// constant label: prometheus.WrapRegistererWith(prometheus.Labels{"informer":
-// "pods"}, reg).
+// Every series carries an informer label, the informer's name
+// (pipeline.WithName; by default its object type). One Observer serves
+// every informer of a process: an informer asks it (pipeline.ScopedObserver)
+// for an Observer labelled with its name. A second NewObserver on the same
+// registry shares the first one's metrics instead of failing. Each informer
+// registers its own Collector; informers on one registry need distinct
+// names. Handler names (the listener label) are set with
+// pipeline.NamedHandler. Do not wrap the registry with a constant informer
+// label: it would collide with this one.
 //
 // # Metrics
 //
-// Counters and histograms, from the Observer hooks:
+// Counters and histograms, from the Observer hooks (each also labelled
+// informer):
 //
 //	shardinformer_events_total{shard,type}        notifications produced by a shard's drain goroutine; type is add, update or delete
 //	shardinformer_batches_total{shard}            batches applied by a shard
 //	shardinformer_batch_keys                      histogram: keys per batch
 //	shardinformer_batch_duration_seconds          histogram: time to apply and publish one batch
-//	shardinformer_handler_duration_seconds{listener}  histogram: one handler call; its _count is the deliveries
+//	shardinformer_handler_duration_seconds{listener}  histogram (1µs … ~4.5min): one handler call; its _count is the deliveries
 //	shardinformer_handler_panics_total{listener}  recovered handler panics
 //	shardinformer_overflow_total{listener}        notifications that did not fit the listener's ring
 //	shardinformer_coalesced_total{listener}       of those, merged into a notification already waiting (Coalesce)
@@ -32,7 +39,8 @@
 //	shardinformer_relist_objects                  gauge: objects in the most recent full list
 //	shardinformer_dropped_total                   rejected input: no key, failing transform or index function
 //
-// Gauges, read from the informer at scrape time by Collector:
+// Gauges, read from the informer at scrape time by Collector (each also
+// labelled informer):
 //
 //	shardinformer_shard_queue_depth{shard}        keys waiting in the shard's queue
 //	shardinformer_shard_objects{shard}            objects in the shard's index partition

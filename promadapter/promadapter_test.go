@@ -3,13 +3,16 @@ package promadapter_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/shardinformer/shardinformer/internal/fakeapi"
+	"github.com/shardinformer/shardinformer/internal/testkit"
 	"github.com/shardinformer/shardinformer/pipeline"
 	"github.com/shardinformer/shardinformer/promadapter"
 	corev1 "k8s.io/api/core/v1"
@@ -20,10 +23,11 @@ import (
 
 func TestObserverHooks(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
-	o, err := promadapter.NewObserver(reg)
+	root, err := promadapter.NewObserver(reg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	o := root.ForInformer("pods")
 	o.BatchApplied(0, pipeline.BatchStats{Keys: 5, Adds: 3, Updates: 2, Duration: time.Millisecond})
 	o.BatchApplied(1, pipeline.BatchStats{Keys: 1, Deletes: 1, Duration: time.Microsecond})
 	o.BatchApplied(0, pipeline.BatchStats{Keys: 1, Updates: 4})
@@ -40,33 +44,33 @@ func TestObserverHooks(t *testing.T) {
 	want := `
 # HELP shardinformer_events_total Notifications produced by a shard's drain goroutine, by type (add, update, delete).
 # TYPE shardinformer_events_total counter
-shardinformer_events_total{shard="0",type="add"} 3
-shardinformer_events_total{shard="0",type="delete"} 0
-shardinformer_events_total{shard="0",type="update"} 6
-shardinformer_events_total{shard="1",type="add"} 0
-shardinformer_events_total{shard="1",type="delete"} 1
-shardinformer_events_total{shard="1",type="update"} 0
+shardinformer_events_total{informer="pods",shard="0",type="add"} 3
+shardinformer_events_total{informer="pods",shard="0",type="delete"} 0
+shardinformer_events_total{informer="pods",shard="0",type="update"} 6
+shardinformer_events_total{informer="pods",shard="1",type="add"} 0
+shardinformer_events_total{informer="pods",shard="1",type="delete"} 1
+shardinformer_events_total{informer="pods",shard="1",type="update"} 0
 # HELP shardinformer_overflow_total Notifications that did not fit the listener's ring and went to its overflow.
 # TYPE shardinformer_overflow_total counter
-shardinformer_overflow_total{listener="h#1"} 9
-shardinformer_overflow_total{listener="h#2"} 0
+shardinformer_overflow_total{informer="pods",listener="h#1"} 9
+shardinformer_overflow_total{informer="pods",listener="h#2"} 0
 # HELP shardinformer_coalesced_total Overflowing notifications merged into one already waiting for the same key (Coalesce policy).
 # TYPE shardinformer_coalesced_total counter
-shardinformer_coalesced_total{listener="h#1"} 3
-shardinformer_coalesced_total{listener="h#2"} 0
+shardinformer_coalesced_total{informer="pods",listener="h#1"} 3
+shardinformer_coalesced_total{informer="pods",listener="h#2"} 0
 # HELP shardinformer_handler_panics_total Handler panics recovered by the listener workers.
 # TYPE shardinformer_handler_panics_total counter
-shardinformer_handler_panics_total{listener="h#1"} 0
-shardinformer_handler_panics_total{listener="h#2"} 1
+shardinformer_handler_panics_total{informer="pods",listener="h#1"} 0
+shardinformer_handler_panics_total{informer="pods",listener="h#2"} 1
 # HELP shardinformer_relists_total Full lists applied by the reflector, the first one included.
 # TYPE shardinformer_relists_total counter
-shardinformer_relists_total 2
+shardinformer_relists_total{informer="pods"} 2
 # HELP shardinformer_relist_objects Objects in the most recent full list.
 # TYPE shardinformer_relist_objects gauge
-shardinformer_relist_objects 42
+shardinformer_relist_objects{informer="pods"} 42
 # HELP shardinformer_dropped_total Input rejected: objects without a key, failing transforms or index functions.
 # TYPE shardinformer_dropped_total counter
-shardinformer_dropped_total 1
+shardinformer_dropped_total{informer="pods"} 1
 `
 	names := []string{"shardinformer_events_total", "shardinformer_overflow_total", "shardinformer_coalesced_total",
 		"shardinformer_handler_panics_total", "shardinformer_relists_total", "shardinformer_relist_objects", "shardinformer_dropped_total"}
@@ -84,7 +88,7 @@ shardinformer_dropped_total 1
 		switch mf.GetName() {
 		case "shardinformer_handler_duration_seconds":
 			for _, m := range mf.GetMetric() {
-				if l := m.GetLabel()[0].GetValue(); l == "h#1" && m.GetHistogram().GetSampleCount() != 2 {
+				if l := m.GetLabel()[1].GetValue(); l == "h#1" && m.GetHistogram().GetSampleCount() != 2 {
 					t.Errorf("h#1 handler calls = %d, want 2", m.GetHistogram().GetSampleCount())
 				}
 			}
@@ -96,29 +100,70 @@ shardinformer_dropped_total 1
 	}
 }
 
-func TestNewObserverRejectsDoubleRegistration(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	if _, err := promadapter.NewObserver(reg); err != nil {
+// Observers of one registry share its metrics: a second NewObserver does
+// not fail, and each informer's series carry its name.
+func TestObserversShareARegistry(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	a, err := promadapter.NewObserver(reg)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := promadapter.NewObserver(reg); err == nil {
-		t.Error("second NewObserver on one registry succeeded, want a duplicate-registration error")
+	b, err := promadapter.NewObserver(reg)
+	if err != nil {
+		t.Fatalf("second NewObserver on one registry: %v", err)
 	}
-	// Two informers on one registry, told apart by a constant label.
-	shared := prometheus.NewRegistry()
-	for _, name := range []string{"a", "b"} {
-		wrapped := prometheus.WrapRegistererWith(prometheus.Labels{"informer": name}, shared)
-		if _, err := promadapter.NewObserver(wrapped); err != nil {
-			t.Errorf("NewObserver for informer %q: %v", name, err)
-		}
+	a.ForInformer("pods").Relisted(3)
+	b.ForInformer("pods").Relisted(4)
+	b.ForInformer("nodes").Relisted(5)
+	want := `
+# HELP shardinformer_relists_total Full lists applied by the reflector, the first one included.
+# TYPE shardinformer_relists_total counter
+shardinformer_relists_total{informer="nodes"} 1
+shardinformer_relists_total{informer="pods"} 2
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "shardinformer_relists_total"); err != nil {
+		t.Error(err)
+	}
+
+	// A metric of the same name defined otherwise is a conflict, reported.
+	other := prometheus.NewRegistry()
+	other.MustRegister(prometheus.NewCounter(prometheus.CounterOpts{Name: "shardinformer_relists_total", Help: "another"}))
+	if _, err := promadapter.NewObserver(other); err == nil {
+		t.Error("NewObserver over a conflicting metric succeeded")
 	}
 	if _, err := promadapter.NewObserver(nil); err == nil {
 		t.Error("NewObserver(nil) succeeded")
 	}
 }
 
+// A handler call of minutes lands in a bucket, not only in +Inf.
+func TestHandlerDurationBucketsReachMinutes(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	o, err := promadapter.NewObserver(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.HandlerDone("h", pipeline.KindAdd, 3*time.Minute)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "shardinformer_handler_duration_seconds" {
+			continue
+		}
+		bs := mf.GetMetric()[0].GetHistogram().GetBucket()
+		if last := bs[len(bs)-1]; last.GetCumulativeCount() != 1 || last.GetUpperBound() < 180 {
+			t.Fatalf("largest finite bucket le=%v holds %d, want the 3-minute call", last.GetUpperBound(), last.GetCumulativeCount())
+		}
+		return
+	}
+	t.Fatal("no handler duration histogram")
+}
+
 type fakeStats pipeline.Stats
 
+func (f fakeStats) Name() string          { return "pods" }
 func (f fakeStats) Stats() pipeline.Stats { return pipeline.Stats(f) }
 
 func TestCollectorGauges(t *testing.T) {
@@ -132,21 +177,21 @@ func TestCollectorGauges(t *testing.T) {
 	want := `
 # HELP shardinformer_shard_queue_depth Keys waiting in the shard's queue.
 # TYPE shardinformer_shard_queue_depth gauge
-shardinformer_shard_queue_depth{shard="0"} 3
-shardinformer_shard_queue_depth{shard="1"} 0
+shardinformer_shard_queue_depth{informer="pods",shard="0"} 3
+shardinformer_shard_queue_depth{informer="pods",shard="1"} 0
 # HELP shardinformer_shard_objects Objects in the shard's index partition.
 # TYPE shardinformer_shard_objects gauge
-shardinformer_shard_objects{shard="0"} 10
-shardinformer_shard_objects{shard="1"} 12
+shardinformer_shard_objects{informer="pods",shard="0"} 10
+shardinformer_shard_objects{informer="pods",shard="1"} 12
 # HELP shardinformer_listener_ring_depth Notifications waiting in the listener's rings, over all shards and workers.
 # TYPE shardinformer_listener_ring_depth gauge
-shardinformer_listener_ring_depth{listener="h#1"} 17
+shardinformer_listener_ring_depth{informer="pods",listener="h#1"} 17
 # HELP shardinformer_listener_overflow_depth Notifications (Grow) or keys (Coalesce) waiting in the listener's overflow.
 # TYPE shardinformer_listener_overflow_depth gauge
-shardinformer_listener_overflow_depth{listener="h#1"} 2
+shardinformer_listener_overflow_depth{informer="pods",listener="h#1"} 2
 # HELP shardinformer_listener_workers Worker goroutines calling the listener's handler.
 # TYPE shardinformer_listener_workers gauge
-shardinformer_listener_workers{listener="h#1"} 4
+shardinformer_listener_workers{informer="pods",listener="h#1"} 4
 `
 	if err := testutil.CollectAndCompare(c, strings.NewReader(want)); err != nil {
 		t.Error(err)
@@ -271,3 +316,82 @@ func gatherValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
 	t.Fatalf("%s not gathered", name)
 	return 0
 }
+
+// One Observer for two informers on one registry (the second behind a
+// fan-out), and a Collector each: every series carries its informer's name
+// and its own numbers.
+func TestTwoInformersOneRegistry(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	obs, err := promadapter.NewObserver(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sizes := map[string]int{"pods-a": 5, "pods-b": 8}
+	for name, n := range sizes {
+		api := fakeapi.New(fakeapi.Config{NewList: func() runtime.Object { return &corev1.PodList{} }})
+		for i := range n {
+			api.Create(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: fmt.Sprint("p", i)}})
+		}
+		var o pipeline.Observer = obs
+		if name == "pods-b" {
+			o = pipeline.Observers(obs, pipeline.NopObserver{}, &countingObserver{})
+		}
+		inf := pipeline.NewSharedIndexInformer(api.ListerWatcher(), &corev1.Pod{}, 0, nil,
+			pipeline.WithName(name), pipeline.WithShards(2), pipeline.WithObserver(o))
+		if err := reg.Register(promadapter.NewCollector(inf)); err != nil {
+			t.Fatal(err)
+		}
+		reg1, err := inf.AddEventHandler(pipeline.NamedHandler("reconciler", cache.ResourceEventHandlerFuncs{}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		testkit.RunSynced(t, inf, reg1)
+	}
+	testkit.EventuallyWhy(t, "every informer's series", func() (bool, string) {
+		objects, relists, deliveries := map[string]float64{}, map[string]float64{}, map[string]float64{}
+		mfs, err := reg.Gather()
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, mf := range mfs {
+			for _, m := range mf.GetMetric() {
+				informer := ""
+				for _, l := range m.GetLabel() {
+					if l.GetName() == "informer" {
+						informer = l.GetValue()
+					}
+				}
+				switch mf.GetName() {
+				case "shardinformer_shard_objects":
+					objects[informer] += m.GetGauge().GetValue()
+				case "shardinformer_relists_total":
+					relists[informer] += m.GetCounter().GetValue()
+				case "shardinformer_handler_duration_seconds":
+					deliveries[informer] += float64(m.GetHistogram().GetSampleCount())
+				}
+			}
+		}
+		for name, n := range sizes {
+			if objects[name] != float64(n) || relists[name] != 1 || deliveries[name] != float64(n) {
+				return false, fmt.Sprintf("objects %v, relists %v, deliveries %v", objects, relists, deliveries)
+			}
+		}
+		return len(objects) == 2 && len(relists) == 2, fmt.Sprintf("informers %v", objects)
+	})
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(`
+# HELP shardinformer_listener_workers Worker goroutines calling the listener's handler.
+# TYPE shardinformer_listener_workers gauge
+shardinformer_listener_workers{informer="pods-a",listener="reconciler"} 1
+shardinformer_listener_workers{informer="pods-b",listener="reconciler"} 1
+`), "shardinformer_listener_workers"); err != nil {
+		t.Error(err)
+	}
+}
+
+// countingObserver counts relists, beside promadapter's in a fan-out.
+type countingObserver struct {
+	pipeline.NopObserver
+	relists atomic.Int64
+}
+
+func (c *countingObserver) Relisted(int) { c.relists.Add(1) }

@@ -102,7 +102,8 @@ func NewWorkqueueMetricsProvider(reg prometheus.Registerer) (*WorkqueueMetricsPr
 }
 
 // registerOrReuse registers c on reg, or returns the collector of the same
-// type already registered there with the same description.
+// type already registered there with the same description (so that several
+// observers or providers of one registry share their metrics).
 func registerOrReuse[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
 	err := reg.Register(c)
 	if err == nil {
@@ -114,7 +115,7 @@ func registerOrReuse[C prometheus.Collector](reg prometheus.Registerer, c C) (C,
 			return existing, nil
 		}
 	}
-	return c, fmt.Errorf("promadapter: registering workqueue metrics: %w", err)
+	return c, fmt.Errorf("promadapter: register: %w", err)
 }
 
 // NewDepthMetric implements workqueue.MetricsProvider.

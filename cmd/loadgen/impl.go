@@ -145,6 +145,9 @@ type client struct {
 	readersWG     sync.WaitGroup
 }
 
+// oursName is our informer's name: in logs and promadapter's informer label.
+const oursName = "loadgen pods"
+
 // countingObserver counts what the report needs from the pipeline's hooks and
 // forwards every hook to next (Prometheus, when metrics are served).
 type countingObserver struct {
@@ -214,13 +217,13 @@ func newClient(sp spec, reg prometheus.Registerer) (*client, error) {
 			if err != nil {
 				return nil, err
 			}
-			c.counts.next = obs
+			c.counts.next = obs.ForInformer(oursName) // countingObserver is not a ScopedObserver: scope it here
 		}
 		opts := []pipeline.Option{
 			pipeline.WithRingCapacity(sp.RingSize),
 			pipeline.WithFullRingPolicy(policy),
 			pipeline.WithObserver(c.counts),
-			pipeline.WithName("loadgen pods"),
+			pipeline.WithName(oursName),
 		}
 		if sp.Shards > 0 {
 			opts = append(opts, pipeline.WithShards(sp.Shards))

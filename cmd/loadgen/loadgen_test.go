@@ -613,9 +613,9 @@ func TestSideBySideInformer(t *testing.T) {
 	}
 	rep, _ := runLoadgen(t, c)
 	for _, want := range []string{
-		`shardinformer_shard_queue_depth{shard="2"}`,
-		`shardinformer_events_total{shard="1",type="update"}`,
-		`shardinformer_listener_workers{listener="*main.handler#2"} 2`,
+		`shardinformer_shard_queue_depth{informer="loadgen pods",shard="2"}`,
+		`shardinformer_events_total{informer="loadgen pods",shard="1",type="update"}`,
+		`shardinformer_listener_workers{informer="loadgen pods",listener="*main.handler#2"} 2`,
 		`loadgen_handler_calls_total{impl="client-go"}`,
 		`loadgen_churn_events_total 1200`,
 		"go_goroutines", "process_cpu_seconds_total",
