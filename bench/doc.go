@@ -64,9 +64,9 @@
 //
 // # Feed and objects
 //
-// Except in BenchmarkDecodeSync, input comes from internal/fakeapi with DeepCopy off: both informers receive
-// the very same pre-built *corev1.Pod pointers, so decoding is excluded and
-// the input is identical. Pods are realistic (labels, annotations, owner,
+// Except in BenchmarkDecodeSync, input comes from internal/fakeapi with
+// DeepCopy off: both informers receive the very same pre-built *corev1.Pod
+// pointers, so decoding is excluded and the input is identical. Pods are realistic (labels, annotations, owner,
 // two containers with env, resources, probes, status; see apisim.NewPod), built once
 // per process; updates are shallow copies (their own ObjectMeta and status
 // structs, shared maps and slices) numbered through Generation. The update
