@@ -49,15 +49,24 @@
 //     50000, paced with golang.org/x/time/rate allowing bursts of 1 ms worth
 //     of events) and at saturation (rate=max). The handler finds each event's
 //     write time in a side table indexed by the object's Generation.
+//   - BenchmarkDecodeSync: the one benchmark with HTTP and decoding. An
+//     initial sync of BENCH_DECODE_OBJECTS (default 10000) realistic pods with
+//     managedFields from apisim in this process (protobuf, encoded before the
+//     timed region), for each core on client-go's decoder, on the wire
+//     decoder and on wire+diet, with LIST+WATCH and with WatchList:
+//     objects/s, heap-B/object, allocs/object and cpu-ns/object (the whole
+//     process, the server's writes included). It splits a gain into the
+//     decoder's share and the core's (issue 11).
 //
-// Micro-benchmarks of the parts (ring, fifo, index) live in those packages;
-// run.sh runs them too.
+// Micro-benchmarks of the parts (ring, fifo, index) and package wire's
+// decoding benchmarks live in those packages; run.sh runs them too and
+// bench/summary puts the wire figures beside client-go's decoder.
 //
 // # Feed and objects
 //
-// Input comes from internal/fakeapi with DeepCopy off: both informers receive
-// the very same pre-built *corev1.Pod pointers, so decoding is excluded and
-// the input is identical. Pods are realistic (labels, annotations, owner,
+// Except in BenchmarkDecodeSync, input comes from internal/fakeapi with
+// DeepCopy off: both informers receive the very same pre-built *corev1.Pod
+// pointers, so decoding is excluded and the input is identical. Pods are realistic (labels, annotations, owner,
 // two containers with env, resources, probes, status; see apisim.NewPod), built once
 // per process; updates are shallow copies (their own ObjectMeta and status
 // structs, shared maps and slices) numbered through Generation. The update

@@ -2,6 +2,7 @@
 # Runs the benchmark suite and writes, under $BENCH_OUT (default bench/results):
 #   raw.txt        go test -bench output of ./bench (client-go and shardinformer side by side)
 #   micro.txt      go test -bench output of the parts (ring, fifo, index)
+#   wire.txt       go test -bench output of package wire (decoding against client-go's decoder)
 #   benchstat.txt  benchstat -col /impl raw.txt, then benchstat micro.txt
 #   summary.md     ratios shardinformer / client-go per workload (for the README)
 # Every file starts with the machine, date, Go version and commit.
@@ -17,6 +18,8 @@
 #   BENCH_MICRO=1         also run the micro-benchmarks (0 to skip)
 #   BENCH_MICRO_PKGS="./ring/ ./fifo/ ./index/"
 #   BENCH_MICRO_TIME=1s   -benchtime of the micro-benchmarks
+#   BENCH_WIRE=1          also run package wire's decoding benchmarks (0 to skip)
+#   BENCH_DECODE_OBJECTS=10000  pods of BenchmarkDecodeSync (initial sync over HTTP with decoding)
 #   BENCH_OUT=bench/results
 #
 # Run it on a quiet machine: the suite takes roughly 10-15 minutes at the defaults.
@@ -79,6 +82,16 @@ if [[ "${BENCH_MICRO:-1}" != 0 ]]; then
 	}
 fi
 
+rm -f "$out/wire.txt"
+if [[ "${BENCH_WIRE:-1}" != 0 ]]; then
+	wire=(go test -run '^$' -bench . -count "$count" -cpu "$cpu" -timeout 1h ./wire/)
+	echo "running: ${wire[*]}" >&2
+	{ header "${wire[*]}"; "${wire[@]}"; } | tee "$out/wire.txt" || {
+		status=1
+		echo "run.sh: wire benchmarks failed (see $out/wire.txt)" >&2
+	}
+fi
+
 {
 	header "benchstat -col /impl $out/raw.txt"
 	"$benchstat" -col /impl "$out/raw.txt"
@@ -89,8 +102,10 @@ fi
 } > "$out/benchstat.txt"
 
 {
-	header "go run ./bench/summary $out/raw.txt"
-	go run ./bench/summary "$out/raw.txt"
+	wiretxt=()
+	[[ -f "$out/wire.txt" ]] && wiretxt=("$out/wire.txt")
+	header "go run ./bench/summary $out/raw.txt ${wiretxt[*]:-}"
+	go run ./bench/summary "$out/raw.txt" "${wiretxt[@]}"
 } > "$out/summary.md"
 cat "$out/summary.md"
 echo "wrote $out/raw.txt $out/benchstat.txt $out/summary.md" >&2

@@ -12,7 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/rand"
@@ -41,6 +43,8 @@ type harness struct {
 	ns    string
 	sc    scenario
 	runs  []*run
+	// listed is the server's pods by key from the last serverState.
+	listed map[string]*corev1.Pod
 }
 
 // run is one impl's informer in a harness.
@@ -133,7 +137,11 @@ func (h *harness) startInformers() {
 		if err != nil {
 			h.t.Fatal(err)
 		}
-		r := &run{impl: im, media: media, lw: newInstrumentedLW(client, h.ns, h.tweak)}
+		inner, err := podLW(client, h.ns, h.sc.media, im.wire)
+		if err != nil {
+			h.t.Fatalf("%s: %v", im.name, err)
+		}
+		r := &run{impl: im, media: media, lw: newInstrumentedLW(inner, h.tweak)}
 		r.inf = im.newInformer(r.lw, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 		if h.sc.transform {
 			if err := r.inf.SetTransform(stripManagedFields); err != nil {
@@ -244,7 +252,7 @@ func (h *harness) churn(pods int, fault func(ctx context.Context)) {
 }
 
 // serverState lists the namespace (with the scenario's selector) and returns
-// key -> resourceVersion.
+// key -> resourceVersion; the pods are kept in h.listed.
 func (h *harness) serverState() map[string]uint64 {
 	h.t.Helper()
 	opts := metav1.ListOptions{}
@@ -260,14 +268,42 @@ func (h *harness) serverState() map[string]uint64 {
 		h.t.Fatalf("listing final state: %v", err)
 	}
 	out := make(map[string]uint64, len(list.Items))
+	h.listed = make(map[string]*corev1.Pod, len(list.Items))
 	for i := range list.Items {
 		out[h.ns+"/"+list.Items[i].Name] = podRV(&list.Items[i])
+		h.listed[h.ns+"/"+list.Items[i].Name] = &list.Items[i]
 	}
 	return out
 }
 
-// storeDiff compares an informer's store with the server's state.
-func (h *harness) storeDiff(r *run, final map[string]uint64, limit int) ([]string, int) {
+// objectDiff compares a cached pod with the server's at the same
+// resourceVersion: equal (apiequality.Semantic) but for TypeMeta, which
+// typed clients clear, and managedFields where the informer drops them
+// (the wire's diet or the scenario's transform); with the diet they must
+// be gone. It returns "" when they agree.
+func (h *harness) objectDiff(r *run, cached, server *corev1.Pod) string {
+	if r.impl.diet && len(cached.ManagedFields) > 0 {
+		return "managedFields in the store although the wire's diet drops them"
+	}
+	a, b := *cached, *server // shallow copies: the cache's objects are not touched
+	a.TypeMeta, b.TypeMeta = metav1.TypeMeta{}, metav1.TypeMeta{}
+	if r.impl.diet || h.sc.transform {
+		a.ManagedFields, b.ManagedFields = nil, nil
+	}
+	if apiequality.Semantic.DeepEqual(&a, &b) {
+		return ""
+	}
+	d := cmp.Diff(&b, &a)
+	if len(d) > 2000 {
+		d = d[:2000] + "…"
+	}
+	return "differs from the server's object (-server +cache):\n" + d
+}
+
+// storeDiff compares an informer's store with the server's state: keys and
+// resourceVersions, and with objects set, each object with the server's
+// (h.listed) where the resourceVersions agree.
+func (h *harness) storeDiff(r *run, final map[string]uint64, limit int, objects bool) ([]string, int) {
 	var out []string
 	n := 0
 	add := func(format string, args ...any) {
@@ -291,6 +327,10 @@ func (h *harness) storeDiff(r *run, final map[string]uint64, limit int) ([]strin
 			continue
 		case podRV(p) != want:
 			add("%s: store rv %s, server rv %d", key, p.ResourceVersion, want)
+		case objects && h.listed[key] != nil:
+			if d := h.objectDiff(r, p, h.listed[key]); d != "" {
+				add("%s at rv %s: %s", key, p.ResourceVersion, d)
+			}
 		}
 		if h.sc.transform && len(p.ManagedFields) > 0 {
 			add("%s: managedFields in the store although the transform strips them", key)
@@ -334,7 +374,7 @@ func (h *harness) converge(final map[string]uint64) {
 			if _, ok := converged[r]; ok {
 				continue
 			}
-			if _, n := h.storeDiff(r, final, 0); n > 0 {
+			if _, n := h.storeDiff(r, final, 0, false); n > 0 {
 				continue
 			}
 			done := true
@@ -353,9 +393,13 @@ func (h *harness) converge(final map[string]uint64) {
 	for _, r := range h.runs {
 		name := r.impl.name
 		if d, ok := converged[r]; ok {
+			// Keys and resourceVersions agree; so must the objects.
+			if diffs, n := h.storeDiff(r, final, 5, true); n > 0 {
+				h.t.Errorf("%s: %d cached objects differ from the server's at the same resourceVersion:\n  %s", name, n, strings.Join(diffs, "\n  "))
+			}
 			h.t.Logf("%-36s converged %v after the writes ended; %d objects; lists=%d watches=%d watchlists=%d gone(410)=%d; responses protobuf=%d json=%d",
 				name, d.Round(time.Millisecond), len(final), r.lw.lists.Load(), r.lw.watches.Load(), r.lw.watchLists.Load(), r.lw.gone.Load(), r.media.protobuf.Load(), r.media.json.Load())
-		} else if diffs, n := h.storeDiff(r, final, 10); n > 0 {
+		} else if diffs, n := h.storeDiff(r, final, 10, true); n > 0 {
 			h.t.Errorf("%s: store not converged after %v, %d differences:\n  %s", name, timeout, n, strings.Join(diffs, "\n  "))
 		}
 		for _, rec := range r.recs {
@@ -388,3 +432,43 @@ func (h *harness) converge(final map[string]uint64) {
 }
 
 func sortedKeys(m map[string]uint64) []string { return slices.Sorted(maps.Keys(m)) }
+
+// TestObjectDiff checks the object comparison the suite relies on: it
+// needs no cluster. A changed field is a difference; TypeMeta never is;
+// managedFields are ignored only where the informer drops them, and with
+// the diet their presence is itself a difference.
+func TestObjectDiff(t *testing.T) {
+	server := newPod("ns", 1, 0)
+	server.ResourceVersion = "7"
+	server.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "e2e", Operation: metav1.ManagedFieldsOperationUpdate}}
+	stock := &run{impl: impl{name: "stock"}}
+	diet := &run{impl: impl{name: "diet", diet: true}}
+	h := &harness{}
+	same := server.DeepCopy()
+	same.TypeMeta = metav1.TypeMeta{Kind: "Pod", APIVersion: "v1"}
+	stripped := server.DeepCopy()
+	stripped.ManagedFields = nil
+	changed := server.DeepCopy()
+	changed.Spec.Containers[0].Image = "other"
+	for _, tc := range []struct {
+		name   string
+		r      *run
+		cached *corev1.Pod
+		want   string // substring of the difference; "" = none
+	}{
+		{"identical but TypeMeta", stock, same, ""},
+		{"changed image", stock, changed, "differs"},
+		{"managedFields missing without the diet", stock, stripped, "differs"},
+		{"managedFields dropped by the diet", diet, stripped, ""},
+		{"managedFields kept despite the diet", diet, same, "managedFields in the store"},
+		{"changed image under the diet", diet, func() *corev1.Pod { p := changed.DeepCopy(); p.ManagedFields = nil; return p }(), "differs"},
+	} {
+		got := h.objectDiff(tc.r, tc.cached, server)
+		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: objectDiff = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	if server.ManagedFields == nil || same.Kind != "Pod" {
+		t.Error("objectDiff modified its arguments")
+	}
+}

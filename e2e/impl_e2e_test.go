@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/shardinformer/shardinformer/wire"
 )
 
 // impl is one informer implementation (or configuration) under test. Every
@@ -18,6 +20,13 @@ type impl struct {
 	// per key; nil when the implementation has no such API.
 	addParallel func(inf cache.SharedIndexInformer, h cache.ResourceEventHandler, workers int) (cache.ResourceEventHandlerRegistration, error)
 	handlers    []handlerSpec
+	// wire, if not nil, makes the informer list and watch through package
+	// wire's ListerWatcher with these options (the harness adds the
+	// scenario's content type); nil: client-go's typed client and decoder.
+	wire []wire.Option
+	// diet: wire drops managedFields, so the cache is compared with the
+	// server's objects without them.
+	diet bool
 }
 
 // handlerSpec is one handler registered on an impl's informer.
@@ -27,14 +36,24 @@ type handlerSpec struct {
 	delay    time.Duration // simulated work per event
 }
 
+func clientGoInformer(lw cache.ListerWatcher, indexers cache.Indexers) cache.SharedIndexInformer {
+	return cache.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, indexers)
+}
+
 // impls is the registry; ours_e2e_test.go adds shardinformer's variants.
+// client-go+wire is client-go's informer on the wire decoder as loadgen's
+// client-go+wire runs it: GOMAXPROCS workers and the diet.
 var impls = []impl{{
-	name: "client-go",
-	newInformer: func(lw cache.ListerWatcher, indexers cache.Indexers) cache.SharedIndexInformer {
-		return cache.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, indexers)
-	},
+	name:        "client-go",
+	newInformer: clientGoInformer,
 	handlers: []handlerSpec{
 		{name: "fast"},
 		{name: "slow", delay: 100 * time.Microsecond},
 	},
+}, {
+	name:        "client-go+wire",
+	newInformer: clientGoInformer,
+	handlers:    []handlerSpec{{name: "fast"}},
+	wire:        []wire.Option{wire.WithDiet()},
+	diet:        true,
 }}

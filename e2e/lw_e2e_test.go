@@ -5,27 +5,33 @@ package e2e
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/flowcontrol"
+
+	"github.com/shardinformer/shardinformer/wire"
 )
 
-// instrumentedLW is a namespaced pod ListerWatcher that counts what the
-// reflector asks for (LIST, WATCH, WatchList streams), counts 410 Gone
-// answers, and can cut the informer off the server: Disconnect stops every
-// open watch and holds new LIST/WATCH calls until Reconnect.
+// instrumentedLW wraps a namespaced pod ListerWatcher (client-go's typed
+// client or package wire's, see podLW), counts what the reflector asks for
+// (LIST, WATCH, WatchList streams), counts 410 Gone answers, and can cut
+// the informer off the server: Disconnect stops every open watch and holds
+// new LIST/WATCH calls until Reconnect.
 type instrumentedLW struct {
-	client kubernetes.Interface
-	ns     string
-	tweak  func(*metav1.ListOptions)
+	inner cache.ListerWatcherWithContext
+	tweak func(*metav1.ListOptions)
 
 	lists      atomic.Int64
 	watches    atomic.Int64
@@ -39,8 +45,8 @@ type instrumentedLW struct {
 	}
 }
 
-func newInstrumentedLW(client kubernetes.Interface, ns string, tweak func(*metav1.ListOptions)) *instrumentedLW {
-	lw := &instrumentedLW{client: client, ns: ns, tweak: tweak}
+func newInstrumentedLW(inner cache.ListerWatcherWithContext, tweak func(*metav1.ListOptions)) *instrumentedLW {
+	lw := &instrumentedLW{inner: inner, tweak: tweak}
 	lw.mu.active = map[*tappedWatch]struct{}{}
 	return lw
 }
@@ -61,7 +67,7 @@ func (lw *instrumentedLW) ListWithContext(ctx context.Context, opts metav1.ListO
 		lw.tweak(&opts)
 	}
 	lw.lists.Add(1)
-	l, err := lw.client.CoreV1().Pods(lw.ns).List(ctx, opts)
+	l, err := lw.inner.ListWithContext(ctx, opts)
 	if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
 		lw.gone.Add(1)
 	}
@@ -79,7 +85,7 @@ func (lw *instrumentedLW) WatchWithContext(ctx context.Context, opts metav1.List
 	if opts.SendInitialEvents != nil && *opts.SendInitialEvents {
 		lw.watchLists.Add(1)
 	}
-	w, err := lw.client.CoreV1().Pods(lw.ns).Watch(ctx, opts)
+	w, err := lw.inner.WatchWithContext(ctx, opts)
 	if err != nil {
 		if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
 			lw.gone.Add(1)
@@ -217,6 +223,32 @@ const (
 	mediaProtobuf = "application/vnd.kubernetes.protobuf"
 	mediaJSON     = "application/json"
 )
+
+// podLW returns the pod ListerWatcher of one informer in namespace ns:
+// client's typed pod client when wireOpts is nil, else package wire's
+// ListerWatcher on client's REST client (so on the same transport and
+// media-type counter) with wireOpts, asking for media.
+func podLW(client kubernetes.Interface, ns, media string, wireOpts []wire.Option) (cache.ListerWatcherWithContext, error) {
+	if wireOpts == nil {
+		pods := client.CoreV1().Pods(ns)
+		return &cache.ListWatch{
+			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				return pods.List(ctx, o)
+			},
+			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				return pods.Watch(ctx, o)
+			},
+		}, nil
+	}
+	if media == mediaJSON {
+		wireOpts = append(slices.Clone(wireOpts), wire.WithContentType(wire.JSON))
+	}
+	return wire.New(client.CoreV1().RESTClient(), wire.Resource{
+		GVR:       schema.GroupVersionResource{Version: "v1", Resource: "pods"},
+		Namespace: ns,
+		Object:    &corev1.Pod{},
+	}, wireOpts...)
+}
 
 // informerClient returns a clientset for one informer speaking the given
 // media type, without client-side rate limiting, and the counter of the

@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/shardinformer/shardinformer/pipeline"
+	"github.com/shardinformer/shardinformer/wire"
 )
 
 func init() {
@@ -20,6 +21,8 @@ func init() {
 			return pipeline.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, indexers, opts...)
 		}
 	}
+	// Ours as loadgen runs it by default: on the wire with GOMAXPROCS
+	// workers and the diet.
 	impls = append(impls, impl{
 		name:        "shardinformer",
 		newInformer: ours(pipeline.WithShards(4)),
@@ -28,18 +31,32 @@ func init() {
 			{name: "serial"},
 			{name: "parallel4", parallel: 4},
 		},
+		wire: []wire.Option{wire.WithDiet()},
+		diet: true,
 	})
 	// Tiny rings and slow handlers so that every full-ring policy is
-	// actually exercised during the churn.
-	for _, p := range []pipeline.FullRingPolicy{pipeline.Coalesce, pipeline.Block, pipeline.Grow} {
+	// actually exercised during the churn. They also cover the other
+	// decoders: the wire without the diet on one worker (its single
+	// goroutine path) and on four (more workers than cores: reordering),
+	// and client-go's decoder under our core.
+	for _, v := range []struct {
+		p       pipeline.FullRingPolicy
+		decoder string
+		wire    []wire.Option
+	}{
+		{pipeline.Coalesce, "wire-w1", []wire.Option{wire.WithWorkers(1)}},
+		{pipeline.Block, "wire-w4", []wire.Option{wire.WithWorkers(4)}},
+		{pipeline.Grow, "client-go-decoder", nil},
+	} {
 		impls = append(impls, impl{
-			name:        "shardinformer/ring8/" + p.String(),
-			newInformer: ours(pipeline.WithShards(2), pipeline.WithRingCapacity(8), pipeline.WithFullRingPolicy(p)),
+			name:        "shardinformer/ring8/" + v.p.String() + "/" + v.decoder,
+			newInformer: ours(pipeline.WithShards(2), pipeline.WithRingCapacity(8), pipeline.WithFullRingPolicy(v.p)),
 			addParallel: addParallel,
 			handlers: []handlerSpec{
 				{name: "slow-serial", delay: 100 * time.Microsecond},
 				{name: "slow-parallel3", parallel: 3, delay: 200 * time.Microsecond},
 			},
+			wire: v.wire,
 		})
 	}
 }

@@ -1,9 +1,12 @@
 // Command summary reads the output of the bench package's benchmarks and
 // prints a Markdown table of shardinformer / client-go ratios per workload
-// (medians over the -count runs), with the issue's targets next to them. It
-// is informational: it never fails on a missed target.
+// (medians over the -count runs), with the issue's targets next to them;
+// then the initial sync over HTTP with decoding (BenchmarkDecodeSync: each
+// core on each decoder against client-go's stack) and, given the wire
+// package's benchmark output too, its decoding figures against client-go's
+// decoder. It is informational: it never fails on a missed target.
 //
-//	go run ./bench/summary bench/results/raw.txt
+//	go run ./bench/summary bench/results/raw.txt [bench/results/wire.txt]
 package main
 
 import (
@@ -24,18 +27,26 @@ type key struct{ name, impl, unit string }
 var procsSuffix = regexp.MustCompile(`-\d+$`)
 
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: summary raw.txt")
+	if len(os.Args) != 2 && len(os.Args) != 3 {
+		fmt.Fprintln(os.Stderr, "usage: summary raw.txt [wire.txt]")
 		os.Exit(2)
 	}
-	f, err := os.Open(os.Args[1])
+	raw, err := os.ReadFile(os.Args[1])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	defer f.Close()
-	data, names := parse(f)
+	data, names := parse(strings.NewReader(string(raw)))
 	write(os.Stdout, data, names)
+	writeDecodeSync(os.Stdout, parseRows(strings.NewReader(string(raw))))
+	if len(os.Args) == 3 {
+		w, err := os.ReadFile(os.Args[2])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		writeWire(os.Stdout, parseRows(strings.NewReader(string(w))))
+	}
 }
 
 func parse(r io.Reader) (map[key][]float64, []string) {
@@ -53,8 +64,8 @@ func parse(r io.Reader) (map[key][]float64, []string) {
 			continue
 		}
 		name, impl := splitImpl(procsSuffix.ReplaceAllString(fields[0], ""))
-		if impl == "" {
-			continue
+		if impl == "" || strings.HasPrefix(name, decodeSync+"/") {
+			continue // BenchmarkDecodeSync has a section of its own
 		}
 		if !seen[name] {
 			seen[name] = true

@@ -86,7 +86,7 @@ func serveClient(ctx context.Context, sp spec, reg prometheus.Registerer, cmds <
 	if err != nil {
 		return err
 	}
-	defer c.unregister(reg)
+	defer c.metrics.unregisterAll()
 	running := true
 	defer func() {
 		if running {
@@ -198,7 +198,7 @@ func serveClient(ctx context.Context, sp spec, reg prometheus.Registerer, cmds <
 	res.GCCount, res.GCPauseSeconds = gc1-gc0, (pause1 - pause0).Seconds()
 	res.ProfileDir = sp.ProfileDir
 	running = false
-	c.measureRetained(&res, reg)
+	c.measureRetained(&res)
 	emit(message{Type: msgResult, Result: &res})
 	return nil
 }
@@ -226,7 +226,7 @@ func (c *client) awaitQuiet(ctx context.Context, emitted uint64, deadline time.T
 // measureRetained stops the client and measures what it held: loadgen's
 // own per-key bookkeeping first, then the informer (with queue) as the live
 // heap it takes with it when dropped.
-func (c *client) measureRetained(res *implResult, reg prometheus.Registerer) {
+func (c *client) measureRetained(res *implResult) {
 	h0 := liveHeap()
 	for _, h := range c.handlers {
 		h.rv.release()
@@ -238,19 +238,12 @@ func (c *client) measureRetained(res *implResult, reg prometheus.Registerer) {
 	h1 := liveHeap()
 	res.BookkeepingBytes = sub(h0, h1)
 	c.stop()
-	c.unregister(reg) // the collectors hold the informer
+	c.metrics.unregisterAll() // the collectors hold the informer
 	c.inf, c.ours, c.regs, c.handlers, c.ctl, c.cs = nil, nil, nil, nil, nil, nil
 	res.RetainedHeapBytes = sub(h1, liveHeap())
 	if res.Objects > 0 {
 		res.HeapBytesPerObject = float64(res.RetainedHeapBytes) / float64(res.Objects)
 	}
-}
-
-func (c *client) unregister(reg prometheus.Registerer) {
-	for _, col := range c.collectors {
-		reg.Unregister(col)
-	}
-	c.collectors = nil
 }
 
 func sub(a, b uint64) uint64 {

@@ -34,8 +34,9 @@ var profileModes = []string{"cpu", "heap", "allocs", "mutex", "block", "goroutin
 // useful; parseFlags gives the documented defaults.
 type config struct {
 	scenario      string
-	impls         []string // implOurs and/or implClientGo, in run order
-	sideBySide    bool     // all implementations in this process on one stream
+	impls         []string           // implementation names (see variant), in run order
+	variants      map[string]variant // by name
+	sideBySide    bool               // all implementations in this process on one stream
 	runs          int
 	pods          int   // informer and controller scenarios
 	scalePods     []int // scale scenario
@@ -56,6 +57,9 @@ type config struct {
 	shards   int // 0 = pipeline default (GOMAXPROCS)
 	ringSize int
 	policy   pipeline.FullRingPolicy
+	// the wire decoder
+	diet        bool // the default of every wire variant without +diet or +no-diet
+	wireWorkers int  // 0 = wire's default (GOMAXPROCS)
 	// both
 	contentType   string // "json" or "protobuf"
 	watchList     string // "on", "off" or "default"
@@ -170,7 +174,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	c := config{args: append([]string{"loadgen"}, args...)}
 	var impl, mixS, policy, scalePods string
 	fs.StringVar(&c.scenario, "scenario", scenarioController, "what to run: controller, informer or scale (see above)")
-	fs.StringVar(&impl, "impl", "", "implementation(s) to run: shardinformer, client-go or both; empty = both (scale: shardinformer)")
+	fs.StringVar(&impl, "impl", "", "implementation(s) to run: a comma-separated list of shardinformer (our informer and work queue on the wire decoder), client-go (client-go's informer, work queue and decoder), client-go+wire (client-go's on the wire decoder), shardinformer+client-go-decoder (ours on client-go's decoder), each optionally with +diet or +no-diet (the wire's memory diet, overriding --diet); both = shardinformer,client-go; all = those four, the 2×2 of cores and decoders; empty = both (scale: shardinformer)")
 	fs.BoolVar(&c.sideBySide, "side-by-side", false, "run the implementations at once in one process on one stream of events, instead of each alone in its own process; CPU is then split by goroutine label and heap and GC are shared")
 	fs.IntVar(&c.runs, "runs", 3, "repetitions of each implementation (alternating), reported as median and min-max")
 	fs.IntVar(&c.pods, "pods", 100000, "pods to create before the informers start (controller and informer scenarios)")
@@ -189,6 +193,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.shards, "shards", 0, "shardinformer only: shard count; 0 = GOMAXPROCS")
 	fs.IntVar(&c.ringSize, "ring-size", 4096, "shardinformer only: ring capacity per (shard, listener worker)")
 	fs.StringVar(&policy, "policy", pipeline.Coalesce.String(), "shardinformer only: full-ring policy: coalesce, block or grow")
+	fs.BoolVar(&c.diet, "diet", defaultDiet, "the wire decoder's memory diet (wire.WithDiet: drop managedFields, intern repeated strings, compact slices) for every implementation on the wire without +diet or +no-diet")
+	fs.IntVar(&c.wireWorkers, "wire-workers", 0, "decoder goroutines per list or watch of the wire decoder; 0 = GOMAXPROCS")
 	fs.StringVar(&c.contentType, "content-type", "protobuf", "wire format of the informers' clients: json or protobuf")
 	fs.StringVar(&c.watchList, "watchlist", "default", "client-go WatchListClient feature gate: on, off or default (client-go's default, on in v0.37)")
 	fs.BoolVar(&c.managedFields, "managed-fields", false, "give pods managedFields (adds 3-6 KB each)")
@@ -213,20 +219,10 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return c, fmt.Errorf("unexpected arguments: %q", fs.Args())
 	}
 	var errs []error
-	switch impl {
-	case "":
-		c.impls = []string{implOurs, implClientGo}
-		if c.scenario == scenarioScale {
-			c.impls = []string{implOurs}
-		}
-	case "both":
-		c.impls = []string{implOurs, implClientGo}
-	case implOurs, implClientGo:
-		c.impls = []string{impl}
-	default:
-		errs = append(errs, fmt.Errorf("--impl %q: want shardinformer, client-go or both", impl))
-	}
 	var err error
+	if c.impls, c.variants, err = parseImpls(impl, c.scenario, c.diet); err != nil {
+		errs = append(errs, err)
+	}
 	if c.mix, err = parseMix(mixS); err != nil {
 		errs = append(errs, err)
 	}
@@ -259,6 +255,7 @@ func (c *config) validate() []error {
 	nonNeg("readers", int64(c.readers))
 	nonNeg("shards", int64(c.shards))
 	nonNeg("churn-workers", int64(c.churnWorkers))
+	nonNeg("wire-workers", int64(c.wireWorkers))
 	atLeast1 := func(name string, v int) {
 		if v < 1 {
 			errs = append(errs, fmt.Errorf("--%s %d: need at least 1", name, v))

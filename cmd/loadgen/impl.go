@@ -13,9 +13,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/shardinformer/shardinformer/pipeline"
 	"github.com/shardinformer/shardinformer/promadapter"
+	"github.com/shardinformer/shardinformer/ratelimit"
+	"github.com/shardinformer/shardinformer/wire"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
@@ -25,19 +28,41 @@ import (
 	"k8s.io/client-go/util/workqueue"
 )
 
-// Decoder and queue names, as the report spells them.
+// Queue names, as the report spells them.
 const (
-	decoderClientGo = "client-go" // client-go's REST client and protobuf/JSON decoder
-	queueClientGo   = "client-go workqueue"
+	queueClientGo = "client-go workqueue"
+	queueOurs     = "shardinformer ratelimit.Queue"
 )
 
-// listerWatcher returns the ListerWatcher impl lists and watches pods with,
-// and the name of its decoder for the report. This is the one place that
-// chooses it: today both implementations use client-go's REST client and
-// decoder; the wire package's parallel-decoding ListerWatcher plugs in here
-// for shardinformer (returning "wire"), so that reports can tell the wire's
-// share of a gain from the core's.
-func listerWatcher(impl string, cs kubernetes.Interface, narrow func(*metav1.ListOptions)) (cache.ListerWatcher, string) {
+// defaultDiet is --diet's default: whether the wire decoder puts objects on
+// its memory diet unless an implementation's name says otherwise. It is what
+// we recommend to users (README, Results).
+const defaultDiet = true
+
+// listerWatcher returns the ListerWatcher sp's implementation lists and
+// watches pods with, and the name of its decoder for the report. This is
+// the one place that chooses it: client-go's typed client (its REST client
+// and decoder), or package wire's parallel-decoding ListerWatcher on the
+// same REST client, with sp's workers and diet.
+func listerWatcher(sp spec, cs kubernetes.Interface) (cache.ListerWatcher, string, error) {
+	narrow := sp.Endpoint.narrow
+	if sp.Decoder == decoderWire {
+		opts := []wire.Option{wire.WithTweakListOptions(narrow)}
+		if sp.WireWorkers > 0 {
+			opts = append(opts, wire.WithWorkers(sp.WireWorkers))
+		}
+		if sp.ContentType == "json" {
+			opts = append(opts, wire.WithContentType(wire.JSON))
+		}
+		if sp.Diet {
+			opts = append(opts, wire.WithDiet())
+		}
+		lw, err := wire.New(cs.CoreV1().RESTClient(), wire.Resource{
+			GVR:    schema.GroupVersionResource{Version: "v1", Resource: "pods"},
+			Object: &corev1.Pod{},
+		}, opts...)
+		return lw, decoderWire, err
+	}
 	pods := cs.CoreV1().Pods("")
 	return cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
@@ -48,17 +73,20 @@ func listerWatcher(impl string, cs kubernetes.Interface, narrow func(*metav1.Lis
 			narrow(&o)
 			return pods.Watch(ctx, o)
 		},
-	}, cs), decoderClientGo
+	}, cs), decoderClientGo, nil
 }
 
-// newQueue returns the controller work queue of impl and its name for the
-// report. This is the one place that chooses it: both implementations use
-// client-go's rate-limiting queue today; ratelimit's queue, which satisfies
-// workqueue.TypedRateLimitingInterface[string], replaces it here for
-// shardinformer when it merges.
-func newQueue(impl string) (workqueue.TypedRateLimitingInterface[string], string) {
-	return workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-		workqueue.TypedRateLimitingQueueConfig[string]{}), queueClientGo
+// newQueue returns the controller work queue of a core and its name for the
+// report. This is the one place that chooses it: client-go's rate-limiting
+// queue, or ratelimit's, which satisfies the same interface; both with
+// client-go's default controller rate limiter.
+func newQueue(core string) (workqueue.TypedRateLimitingInterface[string], string, error) {
+	rl := workqueue.DefaultTypedControllerRateLimiter[string]()
+	if core == implOurs {
+		q, err := ratelimit.New(ratelimit.Config[string]{RateLimiter: rl})
+		return q, queueOurs, err
+	}
+	return workqueue.NewTypedRateLimitingQueueWithConfig(rl, workqueue.TypedRateLimitingQueueConfig[string]{}), queueClientGo, nil
 }
 
 // endpoint is how an implementation under test reaches the API server. It
@@ -93,7 +121,11 @@ func (e endpoint) narrow(o *metav1.ListOptions) {
 // it to a child process as JSON, or hands it to an in-process client.
 type spec struct {
 	Scenario       string        `json:"scenario"` // informer or controller
-	Impl           string        `json:"impl"`
+	Impl           string        `json:"impl"`     // the implementation's name (see variant)
+	Core           string        `json:"core"`     // implOurs or implClientGo
+	Decoder        string        `json:"decoder"`  // decoderWire or decoderClientGo
+	Diet           bool          `json:"diet"`     // wire only
+	WireWorkers    int           `json:"wire_workers"`
 	Pods           int           `json:"pods"`
 	Namespaces     int           `json:"namespaces"`
 	Endpoint       endpoint      `json:"endpoint"`
@@ -128,6 +160,7 @@ type client struct {
 	ours    *pipeline.Informer // nil for client-go
 	counts  *countingObserver  // ours only
 	decoder string
+	diet    string // the wire's diet; "" with client-go's decoder
 	queue   string
 
 	handlers []*handler // informer scenario
@@ -135,7 +168,7 @@ type client struct {
 	ctl      *controller // controller scenario
 	reads    atomic.Uint64
 
-	collectors []prometheus.Collector // registered when metrics are served
+	metrics clientRegisterer // what it registered when metrics are served
 
 	startedAt, syncedAt, readyAt time.Time
 	cancel                       context.CancelFunc
@@ -179,7 +212,7 @@ func (o *countingObserver) Dropped(err error) {
 
 // newClient builds (does not start) the implementation sp names. reg, if
 // not nil, receives ours' metrics.
-func newClient(sp spec, reg prometheus.Registerer) (*client, error) {
+func newClient(sp spec, reg prometheus.Registerer) (_ *client, err error) {
 	rc, err := sp.Endpoint.restConfig()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", sp.Impl, err)
@@ -199,13 +232,24 @@ func newClient(sp spec, reg prometheus.Registerer) (*client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: clientset: %w", sp.Impl, err)
 	}
-	lw, decoder := listerWatcher(sp.Impl, cs, sp.Endpoint.narrow)
+	lw, decoder, err := listerWatcher(sp, cs)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", sp.Impl, err)
+	}
 	indexers := cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}
 	if sp.Scenario == scenarioController {
 		indexers[appIndex] = appIndexFunc
 	}
-	c := &client{sp: sp, cs: cs, decoder: decoder, done: make(chan struct{})}
-	switch sp.Impl {
+	c := &client{sp: sp, cs: cs, decoder: decoder, diet: variant{decoder: decoder, diet: sp.Diet}.dietName(), done: make(chan struct{})}
+	if reg != nil {
+		c.metrics.reg = prometheus.WrapRegistererWith(prometheus.Labels{"impl": sp.Impl}, reg)
+	}
+	defer func() {
+		if err != nil {
+			c.metrics.unregisterAll()
+		}
+	}()
+	switch sp.Core {
 	case implOurs:
 		policy, err := pipeline.ParseFullRingPolicy(sp.Policy)
 		if err != nil {
@@ -213,7 +257,7 @@ func newClient(sp spec, reg prometheus.Registerer) (*client, error) {
 		}
 		c.counts = &countingObserver{next: pipeline.NopObserver{}}
 		if reg != nil {
-			obs, err := promadapter.NewObserver(reg)
+			obs, err := promadapter.NewObserver(&c.metrics)
 			if err != nil {
 				return nil, err
 			}
@@ -233,24 +277,20 @@ func newClient(sp spec, reg prometheus.Registerer) (*client, error) {
 			return nil, fmt.Errorf("%s: %w", sp.Impl, err)
 		}
 		if reg != nil {
-			col := promadapter.NewCollector(c.ours)
-			if err := reg.Register(col); err != nil {
+			if err := c.metrics.Register(promadapter.NewCollector(c.ours)); err != nil {
 				return nil, err
 			}
-			c.collectors = append(c.collectors, col)
 		}
 		c.inf = c.ours
 	case implClientGo:
 		c.inf = cache.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, indexers)
 	default:
-		return nil, fmt.Errorf("unknown implementation %q", sp.Impl)
+		return nil, fmt.Errorf("%s: unknown core %q", sp.Impl, sp.Core)
 	}
 	if reg != nil {
-		col := newClientCollector(c)
-		if err := reg.Register(col); err != nil {
+		if err := c.metrics.register(reg, newClientCollector(c)); err != nil {
 			return nil, err
 		}
-		c.collectors = append(c.collectors, col)
 	}
 	if sp.Scenario == scenarioInformer {
 		for range sp.Handlers {
@@ -270,7 +310,10 @@ func newClient(sp spec, reg prometheus.Registerer) (*client, error) {
 		return c, nil
 	}
 	var q workqueue.TypedRateLimitingInterface[string]
-	q, c.queue = newQueue(sp.Impl)
+	q, c.queue, err = newQueue(sp.Core)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", sp.Impl, err)
+	}
 	var w statusWriter
 	if sp.Endpoint.Kind == "cluster" {
 		w = func(ctx context.Context, ns, name, gen string) error {

@@ -50,6 +50,19 @@ func TestParseFlagsDefaults(t *testing.T) {
 	if c.churnEvents != int(c.churnRate*10) || c.churnDuration != 0 {
 		t.Errorf("churn bound: events %d duration %v, want rate × 10s events", c.churnEvents, c.churnDuration)
 	}
+	// Ours on the wire (with the recommended diet) and ratelimit's queue;
+	// client-go's stack as it ships.
+	if v := c.variants[implOurs]; v.core != implOurs || v.decoder != decoderWire || v.diet != defaultDiet || c.wireWorkers != 0 {
+		t.Errorf("shardinformer: %+v, wire workers %d", v, c.wireWorkers)
+	}
+	if v := c.variants[implClientGo]; v.core != implClientGo || v.decoder != decoderClientGo || v.diet {
+		t.Errorf("client-go: %+v", v)
+	}
+	if q, name, err := newQueue(implOurs); err != nil || name != queueOurs || q == nil {
+		t.Errorf("our queue: %v %q", err, name)
+	} else {
+		q.ShutDown()
+	}
 	s, err := parseFlags([]string{"--scenario", "scale"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -79,7 +92,13 @@ func TestParseFlagsRejects(t *testing.T) {
 		{[]string{"--scenario", "bench"}, `--scenario "bench"`},
 		{[]string{"--scale-pods", "10k,x"}, `"x" is not a positive count`},
 		{[]string{"--scale-pods", "100k,10k"}, "increasing order"},
-		{[]string{"--impl", "informer2"}, `--impl "informer2"`},
+		{[]string{"--impl", "informer2"}, `--impl: "informer2" does not start with shardinformer or client-go`},
+		{[]string{"--impl", "client-go+diet"}, "the diet is the wire decoder's"},
+		{[]string{"--impl", "shardinformer+client-go-decoder+no-diet"}, "the diet is the wire decoder's"},
+		{[]string{"--impl", "client-go+wire+fast"}, `unknown suffix "+fast"`},
+		{[]string{"--impl", "shardinformers"}, "does not start with"},
+		{[]string{"--impl", "shardinformer,shardinformer+wire"}, "shardinformer twice"},
+		{[]string{"--wire-workers", "-1"}, "--wire-workers -1"},
 		{[]string{"--policy", "drop"}, `unknown full-ring policy "drop"`},
 		{[]string{"--mix", "1:2"}, "want create:update:delete"},
 		{[]string{"--mix", "1:x:1"}, `weight "x"`},
@@ -118,7 +137,7 @@ func TestHelpDocumentsEveryFlagAndScenario(t *testing.T) {
 	for _, f := range []string{"scenario", "impl", "side-by-side", "runs", "pods", "scale-pods", "namespaces", "churn-rate",
 		"churn-duration", "churn-events", "mix", "workers", "reconcile-work", "handlers", "handler-work", "handler-workers",
 		"readers", "shards", "ring-size", "policy", "content-type", "watchlist", "managed-fields", "kubeconfig", "out-dir",
-		"out", "html", "metrics-addr", "profile", "seed", "quiesce-timeout", "progress", "churn-workers"} {
+		"out", "html", "metrics-addr", "profile", "seed", "quiesce-timeout", "progress", "churn-workers", "diet", "wire-workers"} {
 		if !strings.Contains(out.String(), "  -"+f+" ") && !strings.Contains(out.String(), "  -"+f+"\n") {
 			t.Errorf("--help does not document -%s", f)
 		}
@@ -243,8 +262,14 @@ func TestControllerScenario(t *testing.T) {
 			t.Errorf("%s: observed %d of %d, churn reconciles %d, latency count %d, freshness %+v", r.Impl, r.EventsObserved,
 				tr.Churn.Emitted, r.ChurnReconciles, r.Latency.Count, r.Freshness)
 		}
-		if r.Reconciles < 1500 || r.Decoder != decoderClientGo || r.Queue != queueClientGo || r.CPUScope != cpuScopeProcess {
-			t.Errorf("%s: reconciles %d decoder %q queue %q cpu scope %q", r.Impl, r.Reconciles, r.Decoder, r.Queue, r.CPUScope)
+		// Ours: the wire with the default diet and ratelimit's queue;
+		// client-go: its own decoder and queue.
+		wantDecoder, wantDiet, wantQueue := decoderClientGo, "", queueClientGo
+		if r.Impl == implOurs {
+			wantDecoder, wantDiet, wantQueue = decoderWire, dietFull, queueOurs
+		}
+		if r.Reconciles < 1500 || r.Decoder != wantDecoder || r.Diet != wantDiet || r.Queue != wantQueue || r.CPUScope != cpuScopeProcess {
+			t.Errorf("%s: reconciles %d decoder %q diet %q queue %q cpu scope %q", r.Impl, r.Reconciles, r.Decoder, r.Diet, r.Queue, r.CPUScope)
 		}
 		if r.ReadySeconds < r.InitialSyncSeconds || r.CPUSeconds <= 0 || r.RetainedHeapBytes == 0 || r.PeakRSSBytes == 0 ||
 			r.Latency.P50 <= 0 || r.Latency.P50 > r.Latency.P99 || r.Latency.P99 > r.Latency.Max || len(r.Timeline) < 3 {
@@ -281,7 +306,8 @@ func TestControllerScenario(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"ours/client-go", "verdict", "PASS shardinformer (1500 pods, run 2)", "PASS client-go (1500 pods, run 1)",
-		"decoder client-go", "server and churn writer"} {
+		"client-go: client-go cache.SharedIndexInformer, decoder client-go, queue client-go workqueue",
+		"shardinformer: shardinformer pipeline.Informer, decoder wire (diet full, GOMAXPROCS", "server and churn writer"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("summary lacks %q", want)
 		}
@@ -589,13 +615,13 @@ func TestRunDirectoriesAreNew(t *testing.T) {
 	}
 }
 
-// TestSideBySideInformer runs both informers side by side in this process
-// (the informer scenario), with the metrics endpoint on, and checks that
-// every churn event reached every handler of both, the CPU split by label,
-// and the metrics.
+// TestSideBySideInformer runs the 2×2 of cores and decoders side by side
+// in this process (the informer scenario, JSON), with the metrics endpoint
+// on, and checks that every churn event reached every handler of each, the
+// CPU split by label, the metrics, and the decomposition.
 func TestSideBySideInformer(t *testing.T) {
 	dir := t.TempDir()
-	c := mustParse(t, "--scenario", "informer", "--side-by-side", "--runs", "1", "--pods", "2000", "--namespaces", "8",
+	c := mustParse(t, "--scenario", "informer", "--side-by-side", "--runs", "1", "--impl", "all", "--wire-workers", "3", "--pods", "2000", "--namespaces", "8",
 		"--churn-rate", "0", "--churn-events", "1200", "--churn-duration", "0", "--handlers", "2", "--readers", "1",
 		"--handler-workers", "2", "--shards", "3", "--ring-size", "64", "--policy", "grow", "--content-type", "json",
 		"--out-dir", dir, "--out", filepath.Join(dir, "extra.json"), "--metrics-addr", "127.0.0.1:0", "--progress", "0")
@@ -611,12 +637,14 @@ func TestSideBySideInformer(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		scraped = string(b)
 	}
-	rep, _ := runLoadgen(t, c)
+	rep, stdout := runLoadgen(t, c)
 	for _, want := range []string{
-		`shardinformer_shard_queue_depth{informer="loadgen pods",shard="2"}`,
-		`shardinformer_events_total{informer="loadgen pods",shard="1",type="update"}`,
-		`shardinformer_listener_workers{informer="loadgen pods",listener="*main.handler#2"} 2`,
+		`shardinformer_shard_queue_depth{impl="shardinformer",informer="loadgen pods",shard="2"}`,
+		`shardinformer_events_total{impl="shardinformer",informer="loadgen pods",shard="1",type="update"}`,
+		`shardinformer_listener_workers{impl="shardinformer",informer="loadgen pods",listener="*main.handler#2"} 2`,
+		`shardinformer_events_total{impl="shardinformer+client-go-decoder",informer="loadgen pods",shard="1",type="update"}`,
 		`loadgen_handler_calls_total{impl="client-go"}`,
+		`loadgen_handler_calls_total{impl="client-go+wire"}`,
 		`loadgen_churn_events_total 1200`,
 		"go_goroutines", "process_cpu_seconds_total",
 	} {
@@ -627,11 +655,19 @@ func TestSideBySideInformer(t *testing.T) {
 	if !fileExists(filepath.Join(dir, "extra.json")) {
 		t.Error("--out file not written")
 	}
-	if len(rep.Trials) != 1 || len(rep.Trials[0].Results) != 2 || rep.Trials[0].Mode != modeSideBySide {
+	if len(rep.Trials) != 1 || len(rep.Trials[0].Results) != 4 || rep.Trials[0].Mode != modeSideBySide {
 		t.Fatalf("trials: %+v", rep.Trials)
 	}
 	tr := rep.Trials[0]
 	for _, r := range tr.Results {
+		if v := c.variants[r.Impl]; r.Decoder != v.decoder || r.Diet != v.dietName() {
+			t.Errorf("%s: decoder %q diet %q, want %+v", r.Impl, r.Decoder, r.Diet, v)
+		}
+		if i := slices.IndexFunc(rep.Implementations, func(im implInfo) bool { return im.Name == r.Impl }); i < 0 ||
+			rep.Implementations[i].Decoder != r.Decoder || rep.Implementations[i].Diet != r.Diet ||
+			(r.Decoder == decoderWire) != (rep.Implementations[i].Options["wire_workers"] == "3") {
+			t.Errorf("%s: implementation info %+v", r.Impl, rep.Implementations)
+		}
 		// Policy grow, no relist: every handler saw every event.
 		if !r.Check.Pass || r.EventsObserved != tr.Churn.Emitted || !slices.Equal(r.EventsObservedByHandler, []uint64{1200, 1200}) {
 			t.Errorf("%s: check %v, saw %d (per handler %v) of %d", r.Impl, r.Check.Pass, r.EventsObserved, r.EventsObservedByHandler, tr.Churn.Emitted)
@@ -643,9 +679,68 @@ func TestSideBySideInformer(t *testing.T) {
 			t.Errorf("%s: CPU %v scope %s, want attributed by label", r.Impl, r.CPUSeconds, r.CPUScope)
 		}
 	}
+	// Every figure compares the three others with client-go's stack, and
+	// the decomposition is those ratios rearranged.
+	for _, f := range rep.Figures {
+		if len(f.VsClientGo) != 3 || f.VsClientGo[implOurs].Ratio != f.Ratio {
+			t.Errorf("figure %s: vs client-go %+v, ratio %v", f.Key, f.VsClientGo, f.Ratio)
+		}
+	}
+	row := slices.IndexFunc(rep.Decomposition, func(d decompositionRow) bool { return d.Key == "initial_sync_seconds" })
+	if row < 0 {
+		t.Fatalf("no decomposition of the initial sync: %+v", rep.Decomposition)
+	}
+	d := rep.Decomposition[row]
+	f := rep.Figures[slices.IndexFunc(rep.Figures, func(f figure) bool { return f.Key == d.Key })]
+	if *f.VsClientGo[implOursClientGoDecode].Ratio != d.Core || *f.VsClientGo[implClientGoWire].Ratio != d.Wire ||
+		*f.Ratio != d.Both || math.Abs(d.WireOnOurs*d.Core-d.Both) > 1e-9 || math.Abs(d.CoreOnWire*d.Wire-d.Both) > 1e-9 {
+		t.Errorf("decomposition %+v does not match the figure's ratios %+v", d, f.VsClientGo)
+	}
+	if !strings.Contains(stdout, "Where the difference comes from") || !strings.Contains(rep.Headline, "our core alone, the wire alone and both") {
+		t.Errorf("no decomposition in the summary or headline:\n%s", stdout)
+	}
 	sch := compileSchema(t)
 	if err := sch.Validate(readJSON(t, filepath.Join(rep.Directory, "report.json"))); err != nil {
 		t.Errorf("side-by-side report does not match the schema: %v", err)
+	}
+}
+
+// TestParseVariant checks implementation names: defaults, suffixes, the
+// canonical name (only what differs from the defaults) and errors.
+func TestParseVariant(t *testing.T) {
+	for _, tc := range []struct {
+		in       string
+		diet     bool // --diet
+		want     variant
+		wantDiet string
+	}{
+		{"shardinformer", true, variant{implOurs, implOurs, decoderWire, true}, dietFull},
+		{"shardinformer", false, variant{implOurs, implOurs, decoderWire, false}, dietNone},
+		{"shardinformer+wire", true, variant{implOurs, implOurs, decoderWire, true}, dietFull},
+		{"shardinformer+no-diet", true, variant{"shardinformer+no-diet", implOurs, decoderWire, false}, dietNone},
+		{"shardinformer+diet", true, variant{implOurs, implOurs, decoderWire, true}, dietFull},
+		{"shardinformer+wire+diet", false, variant{"shardinformer+diet", implOurs, decoderWire, true}, dietFull},
+		{"shardinformer+client-go-decoder", true, variant{implOursClientGoDecode, implOurs, decoderClientGo, false}, ""},
+		{"client-go", true, variant{implClientGo, implClientGo, decoderClientGo, false}, ""},
+		{"client-go+client-go-decoder", true, variant{implClientGo, implClientGo, decoderClientGo, false}, ""},
+		{"client-go+wire", true, variant{implClientGoWire, implClientGo, decoderWire, true}, dietFull},
+		{"client-go+wire+no-diet", true, variant{"client-go+wire+no-diet", implClientGo, decoderWire, false}, dietNone},
+	} {
+		v, err := parseVariant(tc.in, tc.diet)
+		if err != nil || v != tc.want || v.dietName() != tc.wantDiet {
+			t.Errorf("parseVariant(%q, diet %v) = %+v (diet %q), %v; want %+v (diet %q)", tc.in, tc.diet, v, v.dietName(), err, tc.want, tc.wantDiet)
+		}
+		// The canonical name reads back as itself.
+		if again, err := parseVariant(v.name, tc.diet); err != nil || again != v {
+			t.Errorf("parseVariant(%q) = %+v, %v; want %+v", v.name, again, err, v)
+		}
+	}
+	impls, vs, err := parseImpls("all", scenarioController, true)
+	if err != nil || !slices.Equal(impls, decomposition) || len(vs) != 4 || !hasDecomposition(impls) {
+		t.Errorf("--impl all = %v, %v", impls, err)
+	}
+	if hasDecomposition([]string{implOurs, implClientGo}) {
+		t.Error("two implementations make a 2×2")
 	}
 }
 
@@ -700,6 +795,13 @@ func TestVerdict(t *testing.T) {
 		if got := verdictOf(tc.better, tc.ours, tc.theirs); got != tc.want {
 			t.Errorf("verdictOf(%s, %v, %v) = %q, want %q", tc.better, tc.ours.Samples, tc.theirs.Samples, got, tc.want)
 		}
+	}
+	// The words of vs_client_go, from the compared implementation's side.
+	if w := comparisonWords[compare("lower", st(2, 2.1, 2.2), st(1, 1.1, 1.2))+2]; w != "worse" {
+		t.Errorf("slower and separate: %q, want worse", w)
+	}
+	if w := comparisonWords[compare("higher", st(2), st(1))+2]; w != "likely better" {
+		t.Errorf("higher by 2x, one run: %q, want likely better", w)
 	}
 	if s := st(3, 1, 2, 10); s.Median != 2.5 || s.Min != 1 || s.Max != 10 {
 		t.Errorf("statOf = %+v", s)

@@ -69,6 +69,46 @@ func (c *liveCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
+// clientRegisterer registers one implementation's metrics on a registry
+// shared by the run and remembers them, so that they can be unregistered
+// when the implementation ends: the next trial, and the next
+// implementation side by side, register theirs anew. Pipeline metrics go
+// through it with an impl label (labelled), so that two of our cores side
+// by side do not collide. Used by the goroutine that builds and ends the
+// client.
+type clientRegisterer struct {
+	reg  prometheus.Registerer
+	done []func() bool // Unregister calls, one per registered collector
+}
+
+func (r *clientRegisterer) register(reg prometheus.Registerer, c prometheus.Collector) error {
+	if err := reg.Register(c); err != nil {
+		return err
+	}
+	r.done = append(r.done, func() bool { return reg.Unregister(c) })
+	return nil
+}
+
+// Register, MustRegister and Unregister make it a prometheus.Registerer
+// for the pipeline's metrics (promadapter.NewObserver).
+func (r *clientRegisterer) Register(c prometheus.Collector) error { return r.register(r.reg, c) }
+func (r *clientRegisterer) MustRegister(cs ...prometheus.Collector) {
+	for _, c := range cs {
+		if err := r.Register(c); err != nil {
+			panic(err)
+		}
+	}
+}
+func (r *clientRegisterer) Unregister(c prometheus.Collector) bool { return r.reg.Unregister(c) }
+
+// unregisterAll unregisters everything registered through r.
+func (r *clientRegisterer) unregisterAll() {
+	for _, f := range r.done {
+		f()
+	}
+	r.done = nil
+}
+
 // clientCollector exports one implementation's counters as loadgen sees
 // them, labelled impl, so one dashboard compares implementations.
 type clientCollector struct {

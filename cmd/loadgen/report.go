@@ -15,7 +15,7 @@ import (
 // reportSchemaVersion is the version of report.json's layout; the layout is
 // described by report.schema.json (embedded), and any change to it bumps
 // this number.
-const reportSchemaVersion = 2
+const reportSchemaVersion = 3
 
 // Trial modes.
 const (
@@ -41,11 +41,14 @@ type report struct {
 	Implementations []implInfo `json:"implementations"`
 	// Figures compare the implementations at the largest size; Scale has
 	// the same for every size of a scale sweep.
-	Figures []figure      `json:"figures"`
-	Scale   []scalePoint  `json:"scale,omitempty"`
-	Server  serverCost    `json:"server"`
-	Charts  []chart       `json:"charts"`
-	Trials  []trialReport `json:"trials"`
+	Figures []figure     `json:"figures"`
+	Scale   []scalePoint `json:"scale,omitempty"`
+	// Decomposition splits the figures of a run of the whole 2×2 of cores
+	// and decoders (--impl all) into the core's and the decoder's shares.
+	Decomposition []decompositionRow `json:"decomposition,omitempty"`
+	Server        serverCost         `json:"server"`
+	Charts        []chart            `json:"charts"`
+	Trials        []trialReport      `json:"trials"`
 }
 
 // settings are the workload's and every stack's parameters.
@@ -83,6 +86,7 @@ type implInfo struct {
 	Name     string            `json:"name"`
 	Informer string            `json:"informer"`
 	Decoder  string            `json:"decoder"`
+	Diet     string            `json:"diet,omitempty"` // the wire's: dietNone or dietFull
 	Queue    string            `json:"queue,omitempty"`
 	Options  map[string]string `json:"options"`
 }
@@ -96,10 +100,39 @@ type figure struct {
 	Main   bool            `json:"main"`   // counts for the headline
 	Pods   int             `json:"pods"`
 	Values map[string]stat `json:"values"` // implementation → its runs
-	// Ratio is ours/client-go of the medians; Verdict reads it with the
-	// spread (see verdictOf). Both absent unless both implementations ran.
+	// Ratio is shardinformer/client-go of the medians; Verdict reads it
+	// with the spread (see verdictOf). Both absent unless both ran.
 	Ratio   *float64 `json:"ratio,omitempty"`
 	Verdict string   `json:"verdict,omitempty"`
+	// VsClientGo compares every other implementation that ran with
+	// client-go's stack (shardinformer's entry repeats Ratio and Verdict).
+	VsClientGo map[string]comparison `json:"vs_client_go,omitempty"`
+}
+
+// comparison is one implementation's figure against client-go's: the ratio
+// of the medians and a verdict from the implementation's side (compare).
+type comparison struct {
+	Ratio   *float64 `json:"ratio,omitempty"` // absent when client-go's median is 0
+	Verdict string   `json:"verdict"`
+}
+
+// decompositionRow is one figure of the 2×2 of cores and decoders as
+// ratios of medians: each cell against client-go's whole stack, and each
+// part's effect on top of the other.
+type decompositionRow struct {
+	Key    string `json:"key"`
+	Label  string `json:"label"`
+	Better string `json:"better"`
+	// Core: shardinformer+client-go-decoder / client-go (our core alone).
+	Core float64 `json:"core"`
+	// Wire: client-go+wire / client-go (the wire alone).
+	Wire float64 `json:"wire"`
+	// Both: shardinformer / client-go.
+	Both float64 `json:"both"`
+	// WireOnOurs: shardinformer / shardinformer+client-go-decoder (the
+	// wire's effect on our core); CoreOnWire: shardinformer / client-go+wire.
+	WireOnOurs float64 `json:"wire_on_ours"`
+	CoreOnWire float64 `json:"core_on_wire"`
 }
 
 // stat is the runs of one figure: median, min, max and every sample.
@@ -191,13 +224,29 @@ func newReport(c config, md metadata) *report {
 		r.Settings.Readers = c.readers
 	}
 	for _, impl := range c.impls {
-		info := implInfo{Name: impl, Options: map[string]string{
+		v := c.variants[impl]
+		info := implInfo{Name: impl, Decoder: v.decoder, Diet: v.dietName(), Options: map[string]string{
 			"resync": "0", "indexers": indexerNames(c), "content_type": c.contentType, "watchlist": c.watchList}}
 		if c.controller() {
 			info.Options["workers"] = fmt.Sprint(c.workers)
 			info.Options["rate_limiter"] = "DefaultTypedControllerRateLimiter (5ms..1000s per item, 10 qps burst 100)"
+			info.Queue = queueClientGo
+			if v.core == implOurs {
+				info.Queue = queueOurs
+			}
 		}
-		switch impl {
+		if v.decoder == decoderWire {
+			workers := "GOMAXPROCS (" + fmt.Sprint(md.GOMAXPROCS) + ")"
+			if c.wireWorkers > 0 {
+				workers = fmt.Sprint(c.wireWorkers)
+			}
+			info.Options["wire_workers"] = workers
+			info.Options["wire_diet"] = "none"
+			if v.diet {
+				info.Options["wire_diet"] = "wire.WithDiet() (drop managedFields, intern strings, compact slices)"
+			}
+		}
+		switch v.core {
 		case implOurs:
 			info.Informer = "shardinformer pipeline.Informer"
 			shards := "GOMAXPROCS (" + fmt.Sprint(md.GOMAXPROCS) + ")"
@@ -236,8 +285,8 @@ func (r *report) finish() {
 		for _, res := range t.Results {
 			r.Pass = r.Pass && res.Check.Pass
 			for i := range r.Implementations {
-				if r.Implementations[i].Name == res.Impl {
-					r.Implementations[i].Decoder, r.Implementations[i].Queue = res.Decoder, res.Queue
+				if im := &r.Implementations[i]; im.Name == res.Impl {
+					im.Decoder, im.Diet, im.Queue = res.Decoder, res.Diet, res.Queue
 				}
 			}
 		}
@@ -252,8 +301,34 @@ func (r *report) finish() {
 			r.Figures = figs
 		}
 	}
+	r.Decomposition = r.decompose()
 	r.Charts = r.charts()
 	r.Headline = r.headline()
+}
+
+// decompose returns the 2×2 decomposition of the figures, or nil unless
+// every cell of it ran.
+func (r *report) decompose() []decompositionRow {
+	if !hasDecomposition(r.Settings.Impls) {
+		return nil
+	}
+	var rows []decompositionRow
+	for _, f := range r.Figures {
+		m := map[string]float64{}
+		for _, n := range decomposition {
+			if s, ok := f.Values[n]; ok && s.Median > 0 {
+				m[n] = s.Median
+			}
+		}
+		if len(m) < len(decomposition) {
+			continue
+		}
+		cg := m[implClientGo]
+		rows = append(rows, decompositionRow{Key: f.Key, Label: f.Label, Better: f.Better,
+			Core: m[implOursClientGoDecode] / cg, Wire: m[implClientGoWire] / cg, Both: m[implOurs] / cg,
+			WireOnOurs: m[implOurs] / m[implOursClientGoDecode], CoreOnWire: m[implOurs] / m[implClientGoWire]})
+	}
+	return rows
 }
 
 // figureDef defines a figure: how to read it from one result.
@@ -350,14 +425,26 @@ func (r *report) figuresAt(pods int) []figure {
 		if len(f.Values) == 0 {
 			continue
 		}
-		ours, ok1 := f.Values[implOurs]
-		cg, ok2 := f.Values[implClientGo]
-		if ok1 && ok2 {
-			if cg.Median != 0 {
-				ratio := ours.Median / cg.Median
-				f.Ratio = &ratio
+		if cg, ok := f.Values[implClientGo]; ok {
+			for _, impl := range r.Settings.Impls {
+				x, ok := f.Values[impl]
+				if !ok || impl == implClientGo {
+					continue
+				}
+				var cmp comparison
+				if cg.Median != 0 {
+					ratio := x.Median / cg.Median
+					cmp.Ratio = &ratio
+				}
+				cmp.Verdict = comparisonWords[compare(d.better, x, cg)+2]
+				if f.VsClientGo == nil {
+					f.VsClientGo = map[string]comparison{}
+				}
+				f.VsClientGo[impl] = cmp
+				if impl == implOurs {
+					f.Ratio, f.Verdict = cmp.Ratio, verdictOf(d.better, x, cg)
+				}
 			}
-			f.Verdict = verdictOf(d.better, ours, cg)
 		}
 		figs = append(figs, f)
 	}
@@ -383,35 +470,42 @@ const (
 	verdictTheirsBetter = "client-go better"
 )
 
-// verdictOf compares two implementations' runs: "better" when the medians
-// differ by more than 5% and the min–max ranges do not overlap, "likely
-// better" when the medians differ by more than 10% but the ranges overlap
-// (or there is one run each), otherwise no clear difference.
+// comparisonWords are compare's results, from -2 to 2, as the report
+// spells them in vs_client_go.
+var comparisonWords = [5]string{"worse", "likely worse", verdictTie, "likely better", "better"}
+
+// verdictOf is compare of shardinformer's runs with client-go's, in words.
 func verdictOf(better string, ours, theirs stat) string {
-	lower := better == "lower"
-	oursAhead := ours.Median < theirs.Median
-	if !lower {
-		oursAhead = ours.Median > theirs.Median
+	return [5]string{verdictTheirsBetter, verdictTheirsLikely, verdictTie, verdictOursLikely, verdictOursBetter}[compare(better, ours, theirs)+2]
+}
+
+// compare compares x's runs with base's: 2 (better) when the medians
+// differ by more than 5% and the min–max ranges do not overlap, 1 (likely
+// better) when the medians differ by more than 10% but the ranges overlap
+// (or there is one run each), 0 when there is no clear difference, and -1
+// and -2 the same the other way round.
+func compare(better string, x, base stat) int {
+	ahead := x.Median < base.Median
+	if better != "lower" {
+		ahead = x.Median > base.Median
 	}
-	hi, lo := math.Max(ours.Median, theirs.Median), math.Min(ours.Median, theirs.Median)
+	hi, lo := math.Max(x.Median, base.Median), math.Min(x.Median, base.Median)
 	if hi == 0 {
-		return verdictTie
+		return 0
 	}
 	diff := (hi - lo) / hi
-	separate := ours.Max < theirs.Min || theirs.Max < ours.Min
+	separate := x.Max < base.Min || base.Max < x.Min
+	n := 0
 	switch {
-	case diff > 0.05 && separate && len(ours.Samples) > 1 && len(theirs.Samples) > 1:
-		if oursAhead {
-			return verdictOursBetter
-		}
-		return verdictTheirsBetter
+	case diff > 0.05 && separate && len(x.Samples) > 1 && len(base.Samples) > 1:
+		n = 2
 	case diff > 0.10:
-		if oursAhead {
-			return verdictOursLikely
-		}
-		return verdictTheirsLikely
+		n = 1
 	}
-	return verdictTie
+	if !ahead {
+		n = -n
+	}
+	return n
 }
 
 // factor describes a ratio in words: "2.1× lower" / "1.3× higher".
@@ -499,7 +593,19 @@ func (r *report) headline() string {
 	if len(even) > 0 {
 		parts = append(parts, "even on "+strings.Join(even, ", "))
 	}
-	return s + strings.Join(parts, "; ") + "."
+	s += strings.Join(parts, "; ") + "."
+	var shares []string
+	for _, d := range r.Decomposition {
+		for _, f := range r.Figures {
+			if f.Key == d.Key && f.Main {
+				shares = append(shares, fmt.Sprintf("%s: core %s, wire %s, both %s", d.Label, fmtRatio(d.Core), fmtRatio(d.Wire), fmtRatio(d.Both)))
+			}
+		}
+	}
+	if len(shares) > 0 {
+		s += " Ratios to client-go's stack of our core alone, the wire alone and both: " + strings.Join(shares, "; ") + "."
+	}
+	return s
 }
 
 func indexerNames(c config) string {
@@ -600,6 +706,9 @@ func printSummary(w io.Writer, r *report) {
 	}
 	for _, im := range r.Implementations {
 		fmt.Fprintf(w, "%s: %s, decoder %s", im.Name, im.Informer, im.Decoder)
+		if im.Diet != "" {
+			fmt.Fprintf(w, " (diet %s, %s workers)", im.Diet, im.Options["wire_workers"])
+		}
 		if im.Queue != "" {
 			fmt.Fprintf(w, ", queue %s", im.Queue)
 		}
@@ -613,6 +722,7 @@ func printSummary(w io.Writer, r *report) {
 		printScale(w, r)
 	} else {
 		printFigures(w, r)
+		printDecomposition(w, r)
 	}
 	switch {
 	case r.Server.CPUSeconds > 0 && s.Target == "cluster":
@@ -652,24 +762,55 @@ func printFigures(w io.Writer, r *report) {
 	for _, impl := range r.Settings.Impls {
 		head += "\t" + impl
 	}
-	both := len(r.Settings.Impls) > 1
+	// Ratio columns: shardinformer's with its verdict, then every other
+	// implementation's, each against client-go's stack.
+	var others []string
+	both := slices.Contains(r.Settings.Impls, implOurs) && slices.Contains(r.Settings.Impls, implClientGo)
 	if both {
 		head += "\tours/client-go\tverdict"
 	}
+	if slices.Contains(r.Settings.Impls, implClientGo) {
+		for _, impl := range r.Settings.Impls {
+			if impl != implOurs && impl != implClientGo {
+				others = append(others, impl)
+				head += "\t" + impl + "/client-go"
+			}
+		}
+	}
 	fmt.Fprintln(tw, head)
+	ratio := func(x *float64) string {
+		if x == nil {
+			return "-"
+		}
+		return fmtRatio(*x)
+	}
 	for _, f := range r.Figures {
 		line := f.Label
 		for _, impl := range r.Settings.Impls {
 			line += "\t" + f.Values[impl].Text
 		}
 		if both {
-			ratio := "-"
-			if f.Ratio != nil {
-				ratio = fmtRatio(*f.Ratio)
-			}
-			line += "\t" + ratio + "\t" + f.Verdict
+			line += "\t" + ratio(f.Ratio) + "\t" + f.Verdict
+		}
+		for _, impl := range others {
+			line += "\t" + ratio(f.VsClientGo[impl].Ratio)
 		}
 		fmt.Fprintln(tw, line)
+	}
+	tw.Flush()
+}
+
+// printDecomposition prints the 2×2 of cores and decoders, if it ran.
+func printDecomposition(w io.Writer, r *report) {
+	if len(r.Decomposition) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nWhere the difference comes from (ratios of medians; core = %s / %s, wire = %s / %s, both = %s / %s):\n",
+		implOursClientGoDecode, implClientGo, implClientGoWire, implClientGo, implOurs, implClientGo)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "figure\tcore alone\twire alone\tboth\twire on our core\tour core on the wire")
+	for _, d := range r.Decomposition {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", d.Label, fmtRatio(d.Core), fmtRatio(d.Wire), fmtRatio(d.Both), fmtRatio(d.WireOnOurs), fmtRatio(d.CoreOnWire))
 	}
 	tw.Flush()
 }

@@ -16,6 +16,7 @@ const (
 type implResult struct {
 	Impl    string `json:"impl"`
 	Decoder string `json:"decoder"`         // decoder of its ListerWatcher: "client-go" or "wire"
+	Diet    string `json:"diet,omitempty"`  // the wire's diet: "none" or "full"; "" with client-go's decoder
 	Queue   string `json:"queue,omitempty"` // controller: its work queue
 	Objects int    `json:"objects"`         // cached at the end
 	// Sync: from the informer's start until it and its handlers reported
@@ -133,7 +134,7 @@ func latencyReport(s snapshot) latencyRep {
 // result assembles c's figures after the check; deletes are the churn
 // writer's delete stamps, joined with the delete notifications.
 func (c *client) result(chk checkResult, churnStart, churnEnd time.Time, deletes map[string]int64) implResult {
-	r := implResult{Impl: c.sp.Impl, Decoder: c.decoder, Queue: c.queue, Objects: chk.CacheObjects, Check: chk,
+	r := implResult{Impl: c.sp.Impl, Decoder: c.decoder, Diet: c.diet, Queue: c.queue, Objects: chk.CacheObjects, Check: chk,
 		CPUScope: cpuScopeProcess, EventsObservedByHandler: []uint64{}}
 	r.InitialSyncSeconds = c.syncedAt.Sub(c.startedAt).Seconds()
 	r.ReadySeconds = c.readyAt.Sub(c.startedAt).Seconds()

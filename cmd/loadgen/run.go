@@ -359,14 +359,15 @@ func (tr *trial) start(ctx context.Context, t target) error {
 		Handlers: c.handlers, HandlerWorkers: c.handlerWorkers, HandlerIters: tr.iters(c.handlerWork), Readers: c.readers,
 		Workers: c.workers, ReconcileIters: tr.iters(c.reconcileWork), Shards: c.shards, RingSize: c.ringSize,
 		Policy: c.policy.String(), ContentType: c.contentType, WatchList: c.watchList, Seed: c.seed, Quiesce: c.quiesce,
-		Profile: c.profile, MetricsAddr: c.metricsAddr, Process: !c.sideBySide}
+		Profile: c.profile, MetricsAddr: c.metricsAddr, Process: !c.sideBySide, WireWorkers: c.wireWorkers}
 	if c.controller() {
 		base.Scenario = scenarioController
 	}
 	tr.t0 = time.Now()
 	for i, impl := range tr.impls {
 		sp := base
-		sp.Impl = impl
+		v := c.variants[impl]
+		sp.Impl, sp.Core, sp.Decoder, sp.Diet = impl, v.core, v.decoder, v.diet
 		if c.sideBySide {
 			sp.Profile, sp.MetricsAddr = "", ""
 			var reg prometheus.Registerer
