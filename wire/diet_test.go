@@ -23,16 +23,17 @@ func twins() []watch.Event {
 func mapPtr(m any) uintptr { return reflect.ValueOf(m).Pointer() }
 
 // TestDietSharing: the diet's objects equal the plain decode without
-// managedFields; strings may be shared but maps and slices never are,
-// unless WithSharedValues asks for it.
+// managedFields; WithDiet shares strings and the identical parts without
+// maps (tolerations, probes, env, owner references) between pods, never
+// maps (resources, node selector, labels) — those only with
+// WithSharedValues — and never what differs between pods (containers).
 func TestDietSharing(t *testing.T) {
-	resetFrontCache()
 	for _, f := range formats {
 		stream := encodeWatch(t, f, twins(), podGV)
 		plain := wireWatch(testLW(t, Resource{GVR: benchPodsGVR, Object: &corev1.Pod{}}, WithContentType(f.contentType())), stream)
-		for _, shared := range []bool{false, true} {
-			opts := []Option{WithContentType(f.contentType()), WithDiet()}
-			if shared {
+		for _, sharedMaps := range []bool{false, true} {
+			opts := []Option{WithContentType(f.contentType()), WithWorkers(1), WithDiet()}
+			if sharedMaps {
 				opts = append(opts, WithSharedValues())
 			}
 			got := wireWatch(testLW(t, Resource{GVR: benchPodsGVR, Object: &corev1.Pod{}}, opts...), stream)
@@ -40,21 +41,24 @@ func TestDietSharing(t *testing.T) {
 				want := plain[i].Object.(*corev1.Pod).DeepCopy()
 				want.ManagedFields = nil
 				if !apiequality.Semantic.DeepEqual(want, got[i].Object) {
-					t.Fatalf("%s shared=%v: pod %d differs from the plain decode", f, shared, i)
+					t.Fatalf("%s sharedMaps=%v: pod %d differs from the plain decode", f, sharedMaps, i)
 				}
 			}
 			a, b := got[0].Object.(*corev1.Pod), got[1].Object.(*corev1.Pod)
-			sameRes := mapPtr(a.Spec.Containers[0].Resources.Requests) == mapPtr(b.Spec.Containers[0].Resources.Requests)
-			sameSel := mapPtr(a.Spec.NodeSelector) == mapPtr(b.Spec.NodeSelector)
-			sameTol := &a.Spec.Tolerations[0] == &b.Spec.Tolerations[0]
-			sameProbe := a.Spec.Containers[0].LivenessProbe == b.Spec.Containers[0].LivenessProbe
-			if got := sameRes && sameSel && sameTol && sameProbe; got != shared {
-				t.Fatalf("%s shared=%v: resources %v, node selector %v, tolerations %v, probe %v shared", f, shared, sameRes, sameSel, sameTol, sameProbe)
+			ca, cb := &a.Spec.Containers[0], &b.Spec.Containers[0]
+			if &a.Spec.Tolerations[0] != &b.Spec.Tolerations[0] || ca.LivenessProbe != cb.LivenessProbe ||
+				&ca.Env[0] != &cb.Env[0] || &a.OwnerReferences[0] != &b.OwnerReferences[0] {
+				t.Fatalf("%s: tolerations, probe, env or owner references not shared", f)
 			}
-			if mapPtr(a.Labels) == mapPtr(b.Labels) || &a.Spec.Containers[0] == &b.Spec.Containers[0] {
+			sameRes := mapPtr(ca.Resources.Requests) == mapPtr(cb.Resources.Requests)
+			sameSel := mapPtr(a.Spec.NodeSelector) == mapPtr(b.Spec.NodeSelector)
+			if sameRes != sharedMaps || sameSel != sharedMaps {
+				t.Fatalf("%s sharedMaps=%v: resources %v, node selector %v shared", f, sharedMaps, sameRes, sameSel)
+			}
+			if mapPtr(a.Labels) == mapPtr(b.Labels) || ca == cb {
 				t.Fatalf("%s: labels or containers shared", f)
 			}
-			if f == formatProtobuf && unsafeStringData(a.Spec.Containers[0].Image) != unsafeStringData(b.Spec.Containers[0].Image) {
+			if f == formatProtobuf && unsafeStringData(ca.Image) != unsafeStringData(cb.Image) {
 				t.Fatalf("image strings not interned")
 			}
 		}
