@@ -55,7 +55,9 @@ const (
 )
 
 // on reports whether the diet changes objects after they are decoded.
-func (d diet) on() bool { return d.dropManagedFields || d.intern || d.compact || d.share || d.shareMaps }
+func (d diet) on() bool {
+	return d.dropManagedFields || d.intern || d.compact || d.share || d.shareMaps
+}
 
 // apply compacts, interns and shares as asked to and returns the object.
 // Maps are shared between objects only with shareMaps.

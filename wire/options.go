@@ -110,7 +110,9 @@ func WithSharing() Option { return func(c *config) { c.diet.share = true } }
 // a shared map written by two goroutines at once stops the program (fatal
 // error: concurrent map writes), so it is only for informers whose
 // handlers, transforms and readers never modify cached objects.
-func WithSharedValues() Option { return func(c *config) { c.diet.share, c.diet.shareMaps = true, true } }
+func WithSharedValues() Option {
+	return func(c *config) { c.diet.share, c.diet.shareMaps = true, true }
+}
 
 // WithDiet is WithDropManagedFields, WithInterning, WithCompaction and
 // WithSharing.
