@@ -96,9 +96,9 @@ func WithCompaction() Option { return func(c *config) { c.diet.compact = true } 
 
 // WithSharing makes pods share one copy of each part that is identical
 // across them and holds no map: owner references, finalizers, containers'
-// env, envFrom, ports, volume mounts, command, args, probes, lifecycle and
-// security contexts, volume sources, tolerations, image pull secrets, the
-// pod's security context, host IPs, status volume mounts. Replicas of one
+// env, envFrom, ports, command, args, probes, lifecycle and security
+// contexts, volume sources, tolerations, image pull secrets, the pod's
+// security context, host IPs. Replicas of one
 // template share most of their spec this way. Objects from the cache must
 // then not be modified in place (client-go's contract too; DeepCopy first):
 // a change to a shared part shows in every pod sharing it and races with

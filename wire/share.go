@@ -14,8 +14,10 @@ import (
 // for them — for replicas of one template that is most of the spec. A part
 // is keyed by its complete protobuf encoding, so only equal values are
 // shared. WithSharing (part of WithDiet) shares parts that hold no map:
-// owner references, containers' env, ports, mounts, args, probes and
-// security contexts, volume sources, tolerations. WithSharedValues (opt-in)
+// owner references, containers' env, ports, args, probes and security
+// contexts, volume sources, tolerations. Volume mounts are not shared: the
+// service account token's volume has a random name per pod
+// (kube-api-access-xxxxx), so they would only fill the cache. WithSharedValues (opt-in)
 // also shares parts holding maps: resource requirements, node selector,
 // affinity.
 //
@@ -28,11 +30,12 @@ import (
 
 // sharedSlots is the size of each interner's direct-mapped cache of shared
 // values.
-const sharedSlots = 1 << 11
+const sharedSlots = 1 << 12
 
 type sharedSlot struct {
-	key string
-	val any
+	key  string
+	val  any
+	used bool // as internSlot.used: a second chance for values that repeat
 }
 
 // share returns a value equal to v that earlier pods may already hold —
@@ -42,8 +45,13 @@ func share[T any](t *interner, key []byte, v T) T {
 	slot := &t.shared[maphash.Bytes(internSeed, key)&(sharedSlots-1)]
 	if slot.key == string(key) {
 		if x, ok := slot.val.(T); ok {
+			slot.used = true
 			return x
 		}
+	}
+	if slot.used {
+		slot.used = false
+		return v
 	}
 	slot.key, slot.val = string(key), v
 	return v
@@ -151,7 +159,6 @@ func sharePod(t *interner, p *corev1.Pod, withMaps bool) {
 			c.Ports = shareSlice[corev1.ContainerPort](t, c.Ports)
 			c.EnvFrom = shareSlice[corev1.EnvFromSource](t, c.EnvFrom)
 			c.Env = shareSlice[corev1.EnvVar](t, c.Env)
-			c.VolumeMounts = shareSlice[corev1.VolumeMount](t, c.VolumeMounts)
 			c.LivenessProbe = sharePtr(t, c.LivenessProbe)
 			c.ReadinessProbe = sharePtr(t, c.ReadinessProbe)
 			c.StartupProbe = sharePtr(t, c.StartupProbe)
@@ -165,11 +172,5 @@ func sharePod(t *interner, p *corev1.Pod, withMaps bool) {
 			}
 		}
 	}
-	st := &p.Status
-	st.HostIPs = shareSlice[corev1.HostIP](t, st.HostIPs)
-	for _, css := range [][]corev1.ContainerStatus{st.InitContainerStatuses, st.ContainerStatuses} {
-		for i := range css {
-			css[i].VolumeMounts = shareSlice[corev1.VolumeMountStatus](t, css[i].VolumeMounts)
-		}
-	}
+	p.Status.HostIPs = shareSlice[corev1.HostIP](t, p.Status.HostIPs)
 }
