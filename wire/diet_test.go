@@ -1,6 +1,8 @@
 package wire
 
 import (
+	"fmt"
+	"hash/maphash"
 	"reflect"
 	"testing"
 	"unsafe"
@@ -66,3 +68,38 @@ func TestDietSharing(t *testing.T) {
 }
 
 func unsafeStringData(s string) *byte { return unsafe.StringData(s) }
+
+// TestInterner: canonical returns an equal string, the first copy it saw
+// while that stays cached; a string that was used is not replaced by one
+// miss on its slot (second chance) but is by the next one after that.
+func TestInterner(t *testing.T) {
+	in := new(interner)
+	a := string([]byte("kube-system"))
+	b := string([]byte("kube-system"))
+	if got := in.canonical(a); unsafeStringData(got) != unsafeStringData(a) {
+		t.Fatal("a miss did not return its own string")
+	}
+	if got := in.canonical(b); got != b || unsafeStringData(got) != unsafeStringData(a) {
+		t.Fatal("a hit did not return the cached copy")
+	}
+	slot := func(s string) uint64 { return maphash.String(internSeed, s) & (internSlots - 1) }
+	var rival string
+	for i := 0; rival == ""; i++ {
+		if s := fmt.Sprintf("rival-%d", i); slot(s) == slot(a) {
+			rival = s
+		}
+	}
+	if got := in.canonical(rival); got != rival {
+		t.Fatal("canonical changed a string's value")
+	}
+	if got := in.canonical(b); unsafeStringData(got) != unsafeStringData(a) {
+		t.Fatal("a used string lost its slot to one miss")
+	}
+	in.canonical(rival) // clears the second chance b's hit gave a
+	if got := in.canonical(rival); unsafeStringData(got) != unsafeStringData(rival) {
+		t.Fatal("rival did not replace an unused string")
+	}
+	if got := in.canonical(b); unsafeStringData(got) != unsafeStringData(b) {
+		t.Fatal("a evicted, but b did not become the canonical copy")
+	}
+}
