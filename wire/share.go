@@ -17,9 +17,9 @@ import (
 // owner references, containers' env, ports, args, probes and security
 // contexts, volume sources, tolerations. Volume mounts are not shared: the
 // service account token's volume has a random name per pod
-// (kube-api-access-xxxxx), so they would only fill the cache. WithSharedValues (opt-in)
-// also shares parts holding maps: resource requirements, node selector,
-// affinity.
+// (kube-api-access-xxxxx), so they would only fill the cache.
+// WithSharedValues (opt-in) also shares parts holding maps: resource
+// requirements, node selector, affinity.
 //
 // Aliasing contract: objects from the cache must not be modified in place
 // (client-go's rule too; copy with DeepCopy first). A change to a shared
