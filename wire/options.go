@@ -98,11 +98,11 @@ func WithCompaction() Option { return func(c *config) { c.diet.compact = true } 
 // across them and holds no map: owner references, finalizers, containers'
 // env, envFrom, ports, command, args, probes, lifecycle and security
 // contexts, volume sources, tolerations, image pull secrets, the pod's
-// security context, host IPs. Replicas of one
-// template share most of their spec this way. Objects from the cache must
-// then not be modified in place (client-go's contract too; DeepCopy first):
-// a change to a shared part shows in every pod sharing it and races with
-// their readers. Pods only; part of WithDiet.
+// security context, host IPs. Replicas of one template share most of their
+// spec this way. Objects from the cache must then not be modified in place
+// (client-go's contract too; DeepCopy first): a change to a shared part
+// shows in every pod sharing it and races with their readers. Pods only;
+// part of WithDiet.
 func WithSharing() Option { return func(c *config) { c.diet.share = true } }
 
 // WithSharedValues is WithSharing plus the parts that hold maps: resource
@@ -118,7 +118,8 @@ func WithSharedValues() Option {
 // WithSharing.
 func WithDiet() Option {
 	return func(c *config) {
-		c.diet = diet{dropManagedFields: true, intern: true, compact: true, share: true, classes: internDefault}
+		d := &c.diet
+		d.dropManagedFields, d.intern, d.compact, d.share, d.classes = true, true, true, true, internDefault
 	}
 }
 
