@@ -1,7 +1,9 @@
 package apisim
 
 import (
+	"crypto/sha256"
 	"fmt"
+	"hash/fnv"
 	"maps"
 	"math/rand/v2"
 	"slices"
@@ -78,7 +80,8 @@ func NewPod(namespace, name string, seed int64, opts PodOptions) *corev1.Pod {
 	templateHash := string(hash)
 	rsName := app + "-" + templateHash
 	version := fmt.Sprintf("v%d.%d.%d", 1+appIdx%4, r.IntN(30), r.IntN(12))
-	node := fmt.Sprintf("node-%04d", r.IntN(opts.Nodes))
+	nodeIdx := r.IntN(opts.Nodes)
+	node := fmt.Sprintf("node-%04d", nodeIdx)
 	created := podEpoch.Add(time.Duration(r.IntN(86400*30)) * time.Second)
 	started := created.Add(time.Duration(1+r.IntN(5)) * time.Second)
 	ready := started.Add(time.Duration(5+r.IntN(40)) * time.Second)
@@ -92,7 +95,9 @@ func NewPod(namespace, name string, seed int64, opts PodOptions) *corev1.Pod {
 	sidecar := pick(sidecars)
 	sidecarImage := fmt.Sprintf("%s/%s:1.%d.%d", pick(registry), sidecar, 20+r.IntN(10), r.IntN(5))
 	podIP := fmt.Sprintf("10.%d.%d.%d", 64+r.IntN(64), r.IntN(256), 2+r.IntN(250))
-	hostIP := fmt.Sprintf("172.20.%d.%d", r.IntN(256), 2+r.IntN(250))
+	// A pod's host IP is its node's address, shared by every pod on the
+	// node (the kubelet reports the node's IP in status.hostIP).
+	hostIP := fmt.Sprintf("172.20.%d.%d", nodeIdx/250, 2+nodeIdx%250)
 	saName := app
 	tokenVolume := "kube-api-access-" + randomSuffix(r, 5)
 
@@ -122,7 +127,21 @@ func NewPod(namespace, name string, seed int64, opts PodOptions) *corev1.Pod {
 			sidecar, sidecar, sidecar),
 	}
 
-	env := func(n int, prefix string) []corev1.EnvVar {
+	// Env vars are part of the pod template, so every replica of a
+	// ReplicaSet has the same list with the same values (a controller
+	// copies the template into each pod it creates). They are drawn from a
+	// source seeded by the template — the app, whose pods share one
+	// template hash — and the container; a value naming a service names it
+	// in the pod's namespace, where a ReplicaSet's pods all live.
+	env := func(minN, spread int, container string) []corev1.EnvVar {
+		h := fnv.New64a()
+		h.Write([]byte(container))
+		r := rand.New(rand.NewPCG(uint64(appIdx), h.Sum64()))
+		n := minN + r.IntN(spread)
+		prefix := "APP"
+		if container != "app" {
+			prefix = "SIDECAR"
+		}
 		out := make([]corev1.EnvVar, 0, n+4)
 		out = append(out,
 			corev1.EnvVar{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}},
@@ -139,11 +158,12 @@ func NewPod(namespace, name string, seed int64, opts PodOptions) *corev1.Pod {
 			case 1:
 				v = strconv.FormatBool(r.IntN(2) == 0)
 			case 2:
-				v = fmt.Sprintf("http://%s-%d.%s.svc.cluster.local:%d", pick(teams), r.IntN(20), namespace, 8000+r.IntN(1000))
+				v = fmt.Sprintf("http://%s-%d.%s.svc.cluster.local:%d", teams[r.IntN(len(teams))], r.IntN(20), namespace, 8000+r.IntN(1000))
 			default:
 				v = fmt.Sprintf("%x", r.Uint64())
 			}
-			out = append(out, corev1.EnvVar{Name: fmt.Sprintf("%s_%s_%d", prefix, pick([]string{"TIMEOUT", "ENABLED", "ENDPOINT", "TOKEN_ID", "POOL_SIZE", "FEATURE"}), i), Value: v})
+			kind := []string{"TIMEOUT", "ENABLED", "ENDPOINT", "TOKEN_ID", "POOL_SIZE", "FEATURE"}[r.IntN(6)]
+			out = append(out, corev1.EnvVar{Name: fmt.Sprintf("%s_%s_%d", prefix, kind, i), Value: v})
 		}
 		return out
 	}
@@ -173,7 +193,7 @@ func NewPod(namespace, name string, seed int64, opts PodOptions) *corev1.Pod {
 				{Name: "grpc", ContainerPort: 9000, Protocol: corev1.ProtocolTCP},
 				{Name: "metrics", ContainerPort: 9090, Protocol: corev1.ProtocolTCP},
 			},
-			Env: env(8+r.IntN(16), "APP"),
+			Env: env(8, 16, "app"),
 			EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{
 				LocalObjectReference: corev1.LocalObjectReference{Name: app + "-env"}}}},
 			Resources: corev1.ResourceRequirements{
@@ -207,7 +227,7 @@ func NewPod(namespace, name string, seed int64, opts PodOptions) *corev1.Pod {
 			Image: sidecarImage,
 			Args:  []string{"--config-path=/etc/" + sidecar + "/config.yaml", "--concurrency=2"},
 			Ports: []corev1.ContainerPort{{Name: "admin", ContainerPort: 15000, Protocol: corev1.ProtocolTCP}},
-			Env:   env(2+r.IntN(8), "SIDECAR"),
+			Env:   env(2, 8, sidecar),
 			Resources: corev1.ResourceRequirements{
 				Requests: corev1.ResourceList{
 					corev1.ResourceCPU:    resource.MustParse("50m"),
@@ -259,10 +279,12 @@ func NewPod(namespace, name string, seed int64, opts PodOptions) *corev1.Pod {
 			Ready:        true,
 			RestartCount: int32(r.IntN(3)),
 			Image:        c.Image,
-			ImageID:      c.Image[:indexByte(c.Image, ':')] + "@sha256:" + sha(),
-			ContainerID:  "containerd://" + sha(),
-			Started:      &trueVal,
-			State:        corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(started)}},
+			// The runtime reports the digest the image's tag resolved to:
+			// the same in every pod that runs the image.
+			ImageID:     c.Image[:indexByte(c.Image, ':')] + fmt.Sprintf("@sha256:%x", sha256.Sum256([]byte(c.Image))),
+			ContainerID: "containerd://" + sha(),
+			Started:     &trueVal,
+			State:       corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(started)}},
 			VolumeMounts: func() []corev1.VolumeMountStatus {
 				out := make([]corev1.VolumeMountStatus, 0, len(c.VolumeMounts))
 				for _, m := range c.VolumeMounts {

@@ -130,7 +130,6 @@ func BenchmarkHeapPerPod(b *testing.B) {
 	measure := func(b *testing.B, decode func() []watch.Event) {
 		var perPod float64
 		for range b.N {
-			resetFrontCache() // each run pays for the strings it caches
 			runtime.GC()
 			runtime.GC()
 			var m0, m1 runtime.MemStats
@@ -154,20 +153,21 @@ func BenchmarkHeapPerPod(b *testing.B) {
 	wireRun := func(name string, d diet) {
 		b.Run(name, func(b *testing.B) {
 			lw := testLW(b, Resource{GVR: benchPodsGVR, Object: &corev1.Pod{}}, WithWorkers(1))
-			lw.codec.diet = d
-			measure(b, func() []watch.Event { return wireWatch(lw, stream) })
+			measure(b, func() []watch.Event {
+				lw.codec.diet = d
+				lw.codec.diet.interners = newInterners(1) // each run pays for what it caches
+				return wireWatch(lw, stream)
+			})
 		})
 	}
 	wireRun("impl=wire", diet{})
 	wireRun("impl=wire/diet=drop", diet{dropManagedFields: true})
 	wireRun("impl=wire/diet=drop+intern", diet{dropManagedFields: true, intern: true, classes: internDefault})
 	wireRun("impl=wire/diet=drop+compact", diet{dropManagedFields: true, compact: true})
-	wireRun("impl=wire/diet=full", diet{dropManagedFields: true, intern: true, compact: true, classes: internDefault})
-	wireRun("impl=wire/diet=full+shared", diet{dropManagedFields: true, intern: true, compact: true, share: true, classes: internDefault})
-	for _, c := range []struct {
-		name string
-		c    internClass
-	}{{"meta", internMeta}, {"annotation-values", internAnnotationValues | internMeta}, {"spec", internSpec}, {"containers", internContainers}, {"env-values", internEnvValues}, {"status", internStatus}} {
+	wireRun("impl=wire/diet=drop+intern+compact", diet{dropManagedFields: true, intern: true, compact: true, classes: internDefault})
+	wireRun("impl=wire/diet=full", diet{dropManagedFields: true, intern: true, compact: true, share: true, classes: internDefault})
+	wireRun("impl=wire/diet=full+shared-maps", diet{dropManagedFields: true, intern: true, compact: true, share: true, shareMaps: true, classes: internDefault})
+	for _, c := range internClasses {
 		wireRun("impl=wire/diet=drop/class="+c.name, diet{dropManagedFields: true, intern: true, classes: c.c})
 	}
 }

@@ -1,10 +1,7 @@
 package wire
 
 import (
-	"hash/maphash"
 	"reflect"
-	"sync/atomic"
-	"unique"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,7 +14,10 @@ type diet struct {
 	dropManagedFields bool
 	intern            bool
 	compact           bool
-	share             bool
+	share             bool // parts without maps (share.go)
+	shareMaps         bool // parts with maps too (share implied)
+	// interners are the ListerWatcher's (set by New).
+	interners interners
 	// classes selects the field classes interned (internDefault unless a
 	// test measures them one by one).
 	classes internClass
@@ -54,291 +54,252 @@ const (
 	internDefault = internAll &^ internEnvValues
 )
 
-// apply interns the object's strings and compacts its slices if asked to
-// and returns the object. Only strings are shared between objects, never
-// maps or slices.
+// on reports whether the diet changes objects after they are decoded.
+func (d diet) on() bool {
+	return d.dropManagedFields || d.intern || d.compact || d.share || d.shareMaps
+}
+
+// apply compacts, interns and shares as asked to and returns the object.
+// Maps are shared between objects only with shareMaps.
 func (d diet) apply(obj runtime.Object) runtime.Object {
 	if pod, ok := obj.(*corev1.Pod); ok {
-		// Sharing comes last: a value is cached for other pods only once
-		// this pod is done changing it.
 		if d.compact {
 			compactPod(pod)
 		}
-		if d.intern {
-			internPod(pod, d.classes)
-		}
-		if d.share {
-			sharePod(pod)
+		if d.intern || d.share || d.shareMaps {
+			t := d.interners.get()
+			if d.intern {
+				internPod(t, pod, d.classes)
+			}
+			// Sharing comes last: a value is offered to other pods only
+			// once this pod is done changing it.
+			if d.share || d.shareMaps {
+				sharePod(t, pod, d.shareMaps)
+			}
+			d.interners.put(t)
 		}
 		return obj
 	}
 	if !d.intern {
 		return obj
 	}
+	t := d.interners.get()
+	defer d.interners.put(t)
 	switch o := obj.(type) {
 	case *unstructured.Unstructured:
-		internUnstructured(o.Object, 0)
+		internUnstructured(t, o.Object, 0)
 	case *metav1.Status:
 	default:
-		internReflect(reflect.ValueOf(obj))
+		internReflect(t, reflect.ValueOf(obj))
 	}
 	return obj
 }
 
-// in replaces *s by the canonical copy of its value.
-func in[S ~string](s *S) {
+// in replaces *s by the interner's canonical copy of its value.
+func in[S ~string](t *interner, s *S) {
 	if len(*s) > 0 {
-		*s = S(canonical(string(*s)))
+		*s = S(t.canonical(string(*s)))
 	}
 }
 
-// canonical returns the canonical copy of s: from a direct-mapped front
-// cache when it was seen lately, else from the unique package (whose
-// lookups, and weak handles for new strings, cost several times a hash and
-// a compare). A slot whose string was used since it was cached gets a
-// second chance instead of being replaced by a miss, so that strings seen
-// once (a pod's uid-like values) do not push out the ones every pod
-// repeats. The cache holds at most cacheSlots strings strongly.
-func canonical(s string) string {
-	slot := &frontCache[maphash.String(cacheSeed, s)&(cacheSlots-1)]
-	e := slot.Load()
-	if e != nil && e.s == s {
-		if !e.used.Load() {
-			e.used.Store(true)
-		}
-		return e.s
-	}
-	c := unique.Make(s).Value()
-	if e != nil && e.used.Load() {
-		e.used.Store(false)
-		return c
-	}
-	slot.Store(&cached{s: c})
-	return c
-}
-
-// cached is a front cache entry.
-type cached struct {
-	s    string
-	used atomic.Bool // looked up since cached or since its second chance
-}
-
-const cacheSlots = 1 << 14
-
-var (
-	cacheSeed  = maphash.MakeSeed()
-	frontCache [cacheSlots]atomic.Pointer[cached]
-)
-
-// resetFrontCache empties the front cache and the cache of shared values
-// (for measurements).
-func resetFrontCache() {
-	for i := range frontCache {
-		frontCache[i].Store(nil)
-	}
-	for i := range sharedCache {
-		sharedCache[i].Store(nil)
-	}
-}
-
-func inPtr[S ~string](s *S) {
+func inPtr[S ~string](t *interner, s *S) {
 	if s != nil {
-		in(s)
+		in(t, s)
 	}
 }
 
-func inSlice[S ~string](s []S) {
+func inSlice[S ~string](t *interner, s []S) {
 	for i := range s {
-		in(&s[i])
+		in(t, &s[i])
 	}
 }
 
 // inMap interns a map's keys (values too with values). Storing an equal key
 // replaces the key the map holds, so no entry is added.
-func inMap[K ~string](m map[K]string, values bool) {
+func inMap[K ~string](t *interner, m map[K]string, values bool) {
 	for k, v := range m {
 		ik := k
-		in(&ik)
+		in(t, &ik)
 		if values {
-			in(&v)
+			in(t, &v)
 		}
 		m[ik] = v
 	}
 }
 
-func internPod(p *corev1.Pod, c internClass) {
+func internPod(t *interner, p *corev1.Pod, c internClass) {
 	if c&(internMeta|internAnnotationValues) != 0 {
-		internObjectMeta(&p.ObjectMeta, c)
+		internObjectMeta(t, &p.ObjectMeta, c)
 	}
 	s := &p.Spec
 	if c&internSpec != 0 {
-		in(&s.NodeName)
-		in(&s.ServiceAccountName)
-		in(&s.DeprecatedServiceAccount)
-		in(&s.SchedulerName)
-		in(&s.PriorityClassName)
-		in(&s.RestartPolicy)
-		in(&s.DNSPolicy)
-		in(&s.Subdomain)
-		inPtr(s.RuntimeClassName)
-		inPtr(s.PreemptionPolicy)
-		inMap(s.NodeSelector, true)
+		in(t, &s.NodeName)
+		in(t, &s.ServiceAccountName)
+		in(t, &s.DeprecatedServiceAccount)
+		in(t, &s.SchedulerName)
+		in(t, &s.PriorityClassName)
+		in(t, &s.RestartPolicy)
+		in(t, &s.DNSPolicy)
+		in(t, &s.Subdomain)
+		inPtr(t, s.RuntimeClassName)
+		inPtr(t, s.PreemptionPolicy)
+		inMap(t, s.NodeSelector, true)
 		for i := range s.Tolerations {
-			t := &s.Tolerations[i]
-			in(&t.Key)
-			in(&t.Operator)
-			in(&t.Value)
-			in(&t.Effect)
+			tol := &s.Tolerations[i]
+			in(t, &tol.Key)
+			in(t, &tol.Operator)
+			in(t, &tol.Value)
+			in(t, &tol.Effect)
 		}
 		for i := range s.ImagePullSecrets {
-			in(&s.ImagePullSecrets[i].Name)
+			in(t, &s.ImagePullSecrets[i].Name)
 		}
 		for i := range s.Volumes {
-			internVolume(&s.Volumes[i])
+			internVolume(t, &s.Volumes[i])
 		}
 		if s.SecurityContext != nil && s.SecurityContext.SeccompProfile != nil {
-			in(&s.SecurityContext.SeccompProfile.Type)
+			in(t, &s.SecurityContext.SeccompProfile.Type)
 		}
 		if a := s.Affinity; a != nil {
 			if a.PodAntiAffinity != nil {
-				internWeightedTerms(a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution)
-				internTerms(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution)
+				internWeightedTerms(t, a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution)
+				internTerms(t, a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution)
 			}
 			if a.PodAffinity != nil {
-				internWeightedTerms(a.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution)
-				internTerms(a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution)
+				internWeightedTerms(t, a.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution)
+				internTerms(t, a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution)
 			}
 			if a.NodeAffinity != nil {
 				if r := a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution; r != nil {
 					for i := range r.NodeSelectorTerms {
-						internNodeSelectorTerm(&r.NodeSelectorTerms[i])
+						internNodeSelectorTerm(t, &r.NodeSelectorTerms[i])
 					}
 				}
 				for i := range a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
-					internNodeSelectorTerm(&a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution[i].Preference)
+					internNodeSelectorTerm(t, &a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution[i].Preference)
 				}
 			}
 		}
 		for i := range s.TopologySpreadConstraints {
-			t := &s.TopologySpreadConstraints[i]
-			in(&t.TopologyKey)
-			in(&t.WhenUnsatisfiable)
-			internLabelSelector(t.LabelSelector)
+			tsc := &s.TopologySpreadConstraints[i]
+			in(t, &tsc.TopologyKey)
+			in(t, &tsc.WhenUnsatisfiable)
+			internLabelSelector(t, tsc.LabelSelector)
 		}
 	}
 	if c&(internContainers|internEnvValues) != 0 {
 		for i := range s.InitContainers {
-			internContainer(&s.InitContainers[i], c)
+			internContainer(t, &s.InitContainers[i], c)
 		}
 		for i := range s.Containers {
-			internContainer(&s.Containers[i], c)
+			internContainer(t, &s.Containers[i], c)
 		}
 	}
 	if c&internStatus != 0 {
 		st := &p.Status
-		in(&st.Phase)
-		in(&st.QOSClass)
-		in(&st.HostIP)
-		in(&st.NominatedNodeName)
-		in(&st.Reason)
+		in(t, &st.Phase)
+		in(t, &st.QOSClass)
+		in(t, &st.HostIP)
+		in(t, &st.NominatedNodeName)
+		in(t, &st.Reason)
 		for i := range st.HostIPs {
-			in(&st.HostIPs[i].IP)
+			in(t, &st.HostIPs[i].IP)
 		}
 		for i := range st.Conditions {
 			cd := &st.Conditions[i]
-			in(&cd.Type)
-			in(&cd.Status)
-			in(&cd.Reason)
-			in(&cd.Message)
+			in(t, &cd.Type)
+			in(t, &cd.Status)
+			in(t, &cd.Reason)
+			in(t, &cd.Message)
 		}
 		for _, css := range [][]corev1.ContainerStatus{st.InitContainerStatuses, st.ContainerStatuses, st.EphemeralContainerStatuses} {
 			for i := range css {
 				cs := &css[i]
-				in(&cs.Name)
-				in(&cs.Image)
-				in(&cs.ImageID)
-				internState(&cs.State)
-				internState(&cs.LastTerminationState)
+				in(t, &cs.Name)
+				in(t, &cs.Image)
+				in(t, &cs.ImageID)
+				internState(t, &cs.State)
+				internState(t, &cs.LastTerminationState)
 				for j := range cs.VolumeMounts {
-					in(&cs.VolumeMounts[j].Name)
-					in(&cs.VolumeMounts[j].MountPath)
+					in(t, &cs.VolumeMounts[j].Name)
+					in(t, &cs.VolumeMounts[j].MountPath)
 				}
 			}
 		}
 	}
 }
 
-func internObjectMeta(m *metav1.ObjectMeta, c internClass) {
+func internObjectMeta(t *interner, m *metav1.ObjectMeta, c internClass) {
 	if c&internMeta != 0 {
-		in(&m.Namespace)
-		in(&m.GenerateName)
-		inMap(m.Labels, true)
-		inSlice(m.Finalizers)
+		in(t, &m.Namespace)
+		in(t, &m.GenerateName)
+		inMap(t, m.Labels, true)
+		inSlice(t, m.Finalizers)
 		for i := range m.OwnerReferences {
 			o := &m.OwnerReferences[i]
-			in(&o.APIVersion)
-			in(&o.Kind)
-			in(&o.Name)
-			in(&o.UID)
+			in(t, &o.APIVersion)
+			in(t, &o.Kind)
+			in(t, &o.Name)
+			in(t, &o.UID)
 		}
 	}
 	if c&(internMeta|internAnnotationValues) == internMeta|internAnnotationValues {
-		inMap(m.Annotations, true)
+		inMap(t, m.Annotations, true)
 	} else if c&internMeta != 0 {
-		inMap(m.Annotations, false)
+		inMap(t, m.Annotations, false)
 	}
 }
 
-func internState(s *corev1.ContainerState) {
+func internState(t *interner, s *corev1.ContainerState) {
 	if s.Waiting != nil {
-		in(&s.Waiting.Reason)
-		in(&s.Waiting.Message)
+		in(t, &s.Waiting.Reason)
+		in(t, &s.Waiting.Message)
 	}
 	if s.Terminated != nil {
-		in(&s.Terminated.Reason)
-		in(&s.Terminated.Message)
+		in(t, &s.Terminated.Reason)
+		in(t, &s.Terminated.Message)
 	}
 }
 
-func internVolume(v *corev1.Volume) {
-	in(&v.Name)
+func internVolume(t *interner, v *corev1.Volume) {
+	in(t, &v.Name)
 	vs := &v.VolumeSource
 	if vs.ConfigMap != nil {
-		in(&vs.ConfigMap.Name)
-		internKeyToPaths(vs.ConfigMap.Items)
+		in(t, &vs.ConfigMap.Name)
+		internKeyToPaths(t, vs.ConfigMap.Items)
 	}
 	if vs.Secret != nil {
-		in(&vs.Secret.SecretName)
-		internKeyToPaths(vs.Secret.Items)
+		in(t, &vs.Secret.SecretName)
+		internKeyToPaths(t, vs.Secret.Items)
 	}
 	if vs.HostPath != nil {
-		in(&vs.HostPath.Path)
+		in(t, &vs.HostPath.Path)
 	}
 	if vs.PersistentVolumeClaim != nil {
-		in(&vs.PersistentVolumeClaim.ClaimName)
+		in(t, &vs.PersistentVolumeClaim.ClaimName)
 	}
 	if vs.Projected != nil {
 		for i := range vs.Projected.Sources {
 			src := &vs.Projected.Sources[i]
 			if src.ServiceAccountToken != nil {
-				in(&src.ServiceAccountToken.Path)
-				in(&src.ServiceAccountToken.Audience)
+				in(t, &src.ServiceAccountToken.Path)
+				in(t, &src.ServiceAccountToken.Audience)
 			}
 			if src.ConfigMap != nil {
-				in(&src.ConfigMap.Name)
-				internKeyToPaths(src.ConfigMap.Items)
+				in(t, &src.ConfigMap.Name)
+				internKeyToPaths(t, src.ConfigMap.Items)
 			}
 			if src.Secret != nil {
-				in(&src.Secret.Name)
-				internKeyToPaths(src.Secret.Items)
+				in(t, &src.Secret.Name)
+				internKeyToPaths(t, src.Secret.Items)
 			}
 			if src.DownwardAPI != nil {
 				for j := range src.DownwardAPI.Items {
 					it := &src.DownwardAPI.Items[j]
-					in(&it.Path)
+					in(t, &it.Path)
 					if it.FieldRef != nil {
-						in(&it.FieldRef.APIVersion)
-						in(&it.FieldRef.FieldPath)
+						in(t, &it.FieldRef.APIVersion)
+						in(t, &it.FieldRef.FieldPath)
 					}
 				}
 			}
@@ -346,116 +307,116 @@ func internVolume(v *corev1.Volume) {
 	}
 }
 
-func internKeyToPaths(items []corev1.KeyToPath) {
+func internKeyToPaths(t *interner, items []corev1.KeyToPath) {
 	for i := range items {
-		in(&items[i].Key)
-		in(&items[i].Path)
+		in(t, &items[i].Key)
+		in(t, &items[i].Path)
 	}
 }
 
-func internLabelSelector(s *metav1.LabelSelector) {
+func internLabelSelector(t *interner, s *metav1.LabelSelector) {
 	if s == nil {
 		return
 	}
-	inMap(s.MatchLabels, true)
+	inMap(t, s.MatchLabels, true)
 	for i := range s.MatchExpressions {
 		e := &s.MatchExpressions[i]
-		in(&e.Key)
-		in(&e.Operator)
-		inSlice(e.Values)
+		in(t, &e.Key)
+		in(t, &e.Operator)
+		inSlice(t, e.Values)
 	}
 }
 
-func internTerms(ts []corev1.PodAffinityTerm) {
+func internTerms(t *interner, ts []corev1.PodAffinityTerm) {
 	for i := range ts {
-		internLabelSelector(ts[i].LabelSelector)
-		in(&ts[i].TopologyKey)
-		inSlice(ts[i].Namespaces)
+		internLabelSelector(t, ts[i].LabelSelector)
+		in(t, &ts[i].TopologyKey)
+		inSlice(t, ts[i].Namespaces)
 	}
 }
 
-func internWeightedTerms(ts []corev1.WeightedPodAffinityTerm) {
+func internWeightedTerms(t *interner, ts []corev1.WeightedPodAffinityTerm) {
 	for i := range ts {
-		t := &ts[i].PodAffinityTerm
-		internLabelSelector(t.LabelSelector)
-		in(&t.TopologyKey)
-		inSlice(t.Namespaces)
+		term := &ts[i].PodAffinityTerm
+		internLabelSelector(t, term.LabelSelector)
+		in(t, &term.TopologyKey)
+		inSlice(t, term.Namespaces)
 	}
 }
 
-func internNodeSelectorTerm(t *corev1.NodeSelectorTerm) {
-	for _, reqs := range [][]corev1.NodeSelectorRequirement{t.MatchExpressions, t.MatchFields} {
+func internNodeSelectorTerm(t *interner, term *corev1.NodeSelectorTerm) {
+	for _, reqs := range [][]corev1.NodeSelectorRequirement{term.MatchExpressions, term.MatchFields} {
 		for i := range reqs {
-			in(&reqs[i].Key)
-			in(&reqs[i].Operator)
-			inSlice(reqs[i].Values)
+			in(t, &reqs[i].Key)
+			in(t, &reqs[i].Operator)
+			inSlice(t, reqs[i].Values)
 		}
 	}
 }
 
-func internContainer(ct *corev1.Container, c internClass) {
+func internContainer(t *interner, ct *corev1.Container, c internClass) {
 	if c&internContainers != 0 {
-		in(&ct.Name)
-		in(&ct.Image)
-		in(&ct.ImagePullPolicy)
-		in(&ct.WorkingDir)
-		in(&ct.TerminationMessagePath)
-		in(&ct.TerminationMessagePolicy)
-		inSlice(ct.Command)
-		inSlice(ct.Args)
+		in(t, &ct.Name)
+		in(t, &ct.Image)
+		in(t, &ct.ImagePullPolicy)
+		in(t, &ct.WorkingDir)
+		in(t, &ct.TerminationMessagePath)
+		in(t, &ct.TerminationMessagePolicy)
+		inSlice(t, ct.Command)
+		inSlice(t, ct.Args)
 		for i := range ct.Ports {
-			in(&ct.Ports[i].Name)
-			in(&ct.Ports[i].Protocol)
+			in(t, &ct.Ports[i].Name)
+			in(t, &ct.Ports[i].Protocol)
 		}
 		for i := range ct.EnvFrom {
 			e := &ct.EnvFrom[i]
-			in(&e.Prefix)
+			in(t, &e.Prefix)
 			if e.ConfigMapRef != nil {
-				in(&e.ConfigMapRef.Name)
+				in(t, &e.ConfigMapRef.Name)
 			}
 			if e.SecretRef != nil {
-				in(&e.SecretRef.Name)
+				in(t, &e.SecretRef.Name)
 			}
 		}
 		for i := range ct.VolumeMounts {
 			m := &ct.VolumeMounts[i]
-			in(&m.Name)
-			in(&m.MountPath)
-			in(&m.SubPath)
+			in(t, &m.Name)
+			in(t, &m.MountPath)
+			in(t, &m.SubPath)
 		}
 		for _, p := range []*corev1.Probe{ct.LivenessProbe, ct.ReadinessProbe, ct.StartupProbe} {
 			if p != nil && p.HTTPGet != nil {
-				in(&p.HTTPGet.Path)
-				in(&p.HTTPGet.Scheme)
-				in(&p.HTTPGet.Port.StrVal)
+				in(t, &p.HTTPGet.Path)
+				in(t, &p.HTTPGet.Scheme)
+				in(t, &p.HTTPGet.Port.StrVal)
 			}
 		}
 		if sc := ct.SecurityContext; sc != nil && sc.Capabilities != nil {
-			inSlice(sc.Capabilities.Drop)
-			inSlice(sc.Capabilities.Add)
+			inSlice(t, sc.Capabilities.Drop)
+			inSlice(t, sc.Capabilities.Add)
 		}
 	}
 	for i := range ct.Env {
 		e := &ct.Env[i]
 		if c&internContainers != 0 {
-			in(&e.Name)
+			in(t, &e.Name)
 			if vf := e.ValueFrom; vf != nil {
 				if vf.FieldRef != nil {
-					in(&vf.FieldRef.APIVersion)
-					in(&vf.FieldRef.FieldPath)
+					in(t, &vf.FieldRef.APIVersion)
+					in(t, &vf.FieldRef.FieldPath)
 				}
 				if vf.SecretKeyRef != nil {
-					in(&vf.SecretKeyRef.Name)
-					in(&vf.SecretKeyRef.Key)
+					in(t, &vf.SecretKeyRef.Name)
+					in(t, &vf.SecretKeyRef.Key)
 				}
 				if vf.ConfigMapKeyRef != nil {
-					in(&vf.ConfigMapKeyRef.Name)
-					in(&vf.ConfigMapKeyRef.Key)
+					in(t, &vf.ConfigMapKeyRef.Name)
+					in(t, &vf.ConfigMapKeyRef.Key)
 				}
 			}
 		}
 		if c&internEnvValues != 0 {
-			in(&e.Value)
+			in(t, &e.Value)
 		}
 	}
 }
@@ -466,22 +427,22 @@ const maxInternLen = 256
 
 // internReflect interns every string of a typed object up to maxInternLen
 // bytes, except the fields of ObjectMeta that are unique per object.
-func internReflect(v reflect.Value) {
+func internReflect(t *interner, v reflect.Value) {
 	switch v.Kind() {
 	case reflect.Pointer, reflect.Interface:
 		if !v.IsNil() {
-			internReflect(v.Elem())
+			internReflect(t, v.Elem())
 		}
 	case reflect.Struct:
 		if v.Type() == objectMetaType {
 			if v.CanAddr() {
-				internObjectMeta(v.Addr().Interface().(*metav1.ObjectMeta), internMeta)
+				internObjectMeta(t, v.Addr().Interface().(*metav1.ObjectMeta), internMeta)
 			}
 			return
 		}
 		for i := range v.NumField() {
 			if f := v.Field(i); f.CanSet() {
-				internReflect(f)
+				internReflect(t, f)
 			}
 		}
 	case reflect.Slice:
@@ -489,11 +450,11 @@ func internReflect(v reflect.Value) {
 			return
 		}
 		for i := range v.Len() {
-			internReflect(v.Index(i))
+			internReflect(t, v.Index(i))
 		}
 	case reflect.Array:
 		for i := range v.Len() {
-			internReflect(v.Index(i))
+			internReflect(t, v.Index(i))
 		}
 	case reflect.Map:
 		if v.Type().Key().Kind() == reflect.String && v.Type().Elem().Kind() == reflect.String {
@@ -501,10 +462,10 @@ func internReflect(v reflect.Value) {
 			for it.Next() {
 				k, e := it.Key().String(), it.Value().String()
 				if len(k) <= maxInternLen {
-					k = canonical(k)
+					k = t.canonical(k)
 				}
 				if len(e) <= maxInternLen {
-					e = canonical(e)
+					e = t.canonical(e)
 				}
 				v.SetMapIndex(reflect.ValueOf(k).Convert(v.Type().Key()), reflect.ValueOf(e).Convert(v.Type().Elem()))
 			}
@@ -515,13 +476,13 @@ func internReflect(v reflect.Value) {
 			if v.Type().Elem().Kind() == reflect.Pointer {
 				it := v.MapRange()
 				for it.Next() {
-					internReflect(it.Value())
+					internReflect(t, it.Value())
 				}
 			}
 		}
 	case reflect.String:
 		if s := v.String(); len(s) > 0 && len(s) <= maxInternLen && v.CanSet() {
-			v.SetString(canonical(s))
+			v.SetString(t.canonical(s))
 		}
 	}
 }
@@ -530,39 +491,39 @@ var objectMetaType = reflect.TypeFor[metav1.ObjectMeta]()
 
 // internUnstructured interns the keys of every map and string values up to
 // maxInternLen, except metadata's name, uid and resourceVersion.
-func internUnstructured(m map[string]any, depth int) {
+func internUnstructured(t *interner, m map[string]any, depth int) {
 	for k, v := range m {
 		ik := k
 		if len(ik) <= maxInternLen {
-			ik = canonical(ik)
+			ik = t.canonical(ik)
 		}
-		m[ik] = internAny(v, depth+1, depth == 0 && k == "metadata")
+		m[ik] = internAny(t, v, depth+1, depth == 0 && k == "metadata")
 	}
 }
 
-func internAny(v any, depth int, metadata bool) any {
+func internAny(t *interner, v any, depth int, metadata bool) any {
 	switch x := v.(type) {
 	case string:
 		if len(x) > 0 && len(x) <= maxInternLen {
-			return canonical(x)
+			return t.canonical(x)
 		}
 	case map[string]any:
 		if metadata {
 			for k, e := range x {
-				ik := canonical(k)
+				ik := t.canonical(k)
 				switch k {
 				case "name", "uid", "resourceVersion", "creationTimestamp", "managedFields":
 					x[ik] = e
 				default:
-					x[ik] = internAny(e, depth+1, false)
+					x[ik] = internAny(t, e, depth+1, false)
 				}
 			}
 			return x
 		}
-		internUnstructured(x, depth)
+		internUnstructured(t, x, depth)
 	case []any:
 		for i := range x {
-			x[i] = internAny(x[i], depth+1, false)
+			x[i] = internAny(t, x[i], depth+1, false)
 		}
 	}
 	return v

@@ -6,8 +6,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// BenchmarkDiet measures the diet's walk alone on decoded realistic pods
-// (without managedFields): ns per pod.
+// BenchmarkDiet measures the diet's steps alone on decoded realistic pods
+// (without managedFields), one interner for the run as one decoder has:
+// ns per pod for each interned field class, compaction, sharing and the
+// whole of WithDiet after the decode. BenchmarkHeapPerPod has what each
+// saves.
 func BenchmarkDiet(b *testing.B) {
 	src := benchPods(1000)
 	raws := make([][]byte, len(src))
@@ -15,11 +18,25 @@ func BenchmarkDiet(b *testing.B) {
 		p.ManagedFields = nil
 		raws[i], _ = p.Marshal()
 	}
-	for _, v := range []struct {
+	cases := []struct {
 		name string
 		d    diet
-	}{{"intern", diet{intern: true, classes: internDefault}}, {"compact", diet{compact: true}}} {
+	}{
+		{"intern=default", diet{intern: true, classes: internDefault}},
+		{"compact", diet{compact: true}},
+		{"share", diet{share: true}},
+		{"full", diet{intern: true, compact: true, share: true, classes: internDefault}},
+	}
+	for _, c := range internClasses {
+		cases = append(cases, struct {
+			name string
+			d    diet
+		}{"intern/class=" + c.name, diet{intern: true, classes: c.c}})
+	}
+	for _, v := range cases {
 		b.Run("diet="+v.name, func(b *testing.B) {
+			d := v.d
+			d.interners = newInterners(1)
 			pods := make([]*corev1.Pod, len(raws))
 			for i := 0; i < b.N; i++ {
 				j := i % len(raws)
@@ -27,12 +44,27 @@ func BenchmarkDiet(b *testing.B) {
 					b.StopTimer()
 					for k, raw := range raws {
 						pods[k] = &corev1.Pod{}
-						pods[k].Unmarshal(raw)
+						if err := pods[k].Unmarshal(raw); err != nil {
+							b.Fatal(err)
+						}
 					}
 					b.StartTimer()
 				}
-				v.d.apply(pods[j])
+				d.apply(pods[j])
 			}
 		})
 	}
+}
+
+// internClasses are the field classes measured one by one.
+var internClasses = []struct {
+	name string
+	c    internClass
+}{
+	{"meta", internMeta},
+	{"annotation-values", internAnnotationValues | internMeta},
+	{"spec", internSpec},
+	{"containers", internContainers},
+	{"env-values", internEnvValues},
+	{"status", internStatus},
 }

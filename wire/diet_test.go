@@ -1,6 +1,8 @@
 package wire
 
 import (
+	"fmt"
+	"hash/maphash"
 	"reflect"
 	"testing"
 	"unsafe"
@@ -23,16 +25,17 @@ func twins() []watch.Event {
 func mapPtr(m any) uintptr { return reflect.ValueOf(m).Pointer() }
 
 // TestDietSharing: the diet's objects equal the plain decode without
-// managedFields; strings may be shared but maps and slices never are,
-// unless WithSharedValues asks for it.
+// managedFields; WithDiet shares strings and the identical parts without
+// maps (tolerations, probes, env, owner references) between pods, never
+// maps (resources, node selector, labels) — those only with
+// WithSharedValues — and never what differs between pods (containers).
 func TestDietSharing(t *testing.T) {
-	resetFrontCache()
 	for _, f := range formats {
 		stream := encodeWatch(t, f, twins(), podGV)
 		plain := wireWatch(testLW(t, Resource{GVR: benchPodsGVR, Object: &corev1.Pod{}}, WithContentType(f.contentType())), stream)
-		for _, shared := range []bool{false, true} {
-			opts := []Option{WithContentType(f.contentType()), WithDiet()}
-			if shared {
+		for _, sharedMaps := range []bool{false, true} {
+			opts := []Option{WithContentType(f.contentType()), WithWorkers(1), WithDiet()}
+			if sharedMaps {
 				opts = append(opts, WithSharedValues())
 			}
 			got := wireWatch(testLW(t, Resource{GVR: benchPodsGVR, Object: &corev1.Pod{}}, opts...), stream)
@@ -40,21 +43,24 @@ func TestDietSharing(t *testing.T) {
 				want := plain[i].Object.(*corev1.Pod).DeepCopy()
 				want.ManagedFields = nil
 				if !apiequality.Semantic.DeepEqual(want, got[i].Object) {
-					t.Fatalf("%s shared=%v: pod %d differs from the plain decode", f, shared, i)
+					t.Fatalf("%s sharedMaps=%v: pod %d differs from the plain decode", f, sharedMaps, i)
 				}
 			}
 			a, b := got[0].Object.(*corev1.Pod), got[1].Object.(*corev1.Pod)
-			sameRes := mapPtr(a.Spec.Containers[0].Resources.Requests) == mapPtr(b.Spec.Containers[0].Resources.Requests)
-			sameSel := mapPtr(a.Spec.NodeSelector) == mapPtr(b.Spec.NodeSelector)
-			sameTol := &a.Spec.Tolerations[0] == &b.Spec.Tolerations[0]
-			sameProbe := a.Spec.Containers[0].LivenessProbe == b.Spec.Containers[0].LivenessProbe
-			if got := sameRes && sameSel && sameTol && sameProbe; got != shared {
-				t.Fatalf("%s shared=%v: resources %v, node selector %v, tolerations %v, probe %v shared", f, shared, sameRes, sameSel, sameTol, sameProbe)
+			ca, cb := &a.Spec.Containers[0], &b.Spec.Containers[0]
+			if &a.Spec.Tolerations[0] != &b.Spec.Tolerations[0] || ca.LivenessProbe != cb.LivenessProbe ||
+				&ca.Env[0] != &cb.Env[0] || &a.OwnerReferences[0] != &b.OwnerReferences[0] {
+				t.Fatalf("%s: tolerations, probe, env or owner references not shared", f)
 			}
-			if mapPtr(a.Labels) == mapPtr(b.Labels) || &a.Spec.Containers[0] == &b.Spec.Containers[0] {
+			sameRes := mapPtr(ca.Resources.Requests) == mapPtr(cb.Resources.Requests)
+			sameSel := mapPtr(a.Spec.NodeSelector) == mapPtr(b.Spec.NodeSelector)
+			if sameRes != sharedMaps || sameSel != sharedMaps {
+				t.Fatalf("%s sharedMaps=%v: resources %v, node selector %v shared", f, sharedMaps, sameRes, sameSel)
+			}
+			if mapPtr(a.Labels) == mapPtr(b.Labels) || ca == cb {
 				t.Fatalf("%s: labels or containers shared", f)
 			}
-			if f == formatProtobuf && unsafeStringData(a.Spec.Containers[0].Image) != unsafeStringData(b.Spec.Containers[0].Image) {
+			if f == formatProtobuf && unsafeStringData(ca.Image) != unsafeStringData(cb.Image) {
 				t.Fatalf("image strings not interned")
 			}
 		}
@@ -62,3 +68,38 @@ func TestDietSharing(t *testing.T) {
 }
 
 func unsafeStringData(s string) *byte { return unsafe.StringData(s) }
+
+// TestInterner: canonical returns an equal string, the first copy it saw
+// while that stays cached; a string that was used is not replaced by one
+// miss on its slot (second chance) but is by the next one after that.
+func TestInterner(t *testing.T) {
+	in := new(interner)
+	a := string([]byte("kube-system"))
+	b := string([]byte("kube-system"))
+	if got := in.canonical(a); unsafeStringData(got) != unsafeStringData(a) {
+		t.Fatal("a miss did not return its own string")
+	}
+	if got := in.canonical(b); got != b || unsafeStringData(got) != unsafeStringData(a) {
+		t.Fatal("a hit did not return the cached copy")
+	}
+	slot := func(s string) uint64 { return maphash.String(internSeed, s) & (internSlots - 1) }
+	var rival string
+	for i := 0; rival == ""; i++ {
+		if s := fmt.Sprintf("rival-%d", i); slot(s) == slot(a) {
+			rival = s
+		}
+	}
+	if got := in.canonical(rival); got != rival {
+		t.Fatal("canonical changed a string's value")
+	}
+	if got := in.canonical(b); unsafeStringData(got) != unsafeStringData(a) {
+		t.Fatal("a used string lost its slot to one miss")
+	}
+	in.canonical(rival) // clears the second chance b's hit gave a
+	if got := in.canonical(rival); unsafeStringData(got) != unsafeStringData(rival) {
+		t.Fatal("rival did not replace an unused string")
+	}
+	if got := in.canonical(b); unsafeStringData(got) != unsafeStringData(b) {
+		t.Fatal("a evicted, but b did not become the canonical copy")
+	}
+}

@@ -325,12 +325,14 @@ type diffCase struct {
 func randomDiffCase(r *rand.Rand) diffCase {
 	c := diffCase{workers: []int{1, 2, 4, 8}[r.Intn(4)]}
 	c.window = c.workers * []int{1, 2, 16}[r.Intn(3)]
-	switch r.Intn(4) {
+	switch r.Intn(5) {
 	case 1:
 		c.diet, c.dietName = []wire.Option{wire.WithDropManagedFields()}, "drop"
 	case 2:
 		c.diet, c.dietName = []wire.Option{wire.WithDropManagedFields(), wire.WithInterning()}, "drop+intern"
 	case 3:
+		c.diet, c.dietName = []wire.Option{wire.WithDiet()}, "full"
+	case 4:
 		c.diet, c.dietName = []wire.Option{wire.WithDiet(), wire.WithSharedValues()}, "full+shared"
 	}
 	return c

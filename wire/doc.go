@@ -23,8 +23,8 @@
 // last, like an informer factory's), WithContentType (Protobuf where the type
 // has it, the default; or JSON), WithMaxFrameSize (default 16 MiB, client-go's
 // watch limit), and the diet: WithDropManagedFields, WithInterning,
-// WithCompaction, or all three with WithDiet; WithSharedValues shares
-// identical parts of pods (opt-in, see Memory diet).
+// WithCompaction, WithSharing, or all four with WithDiet; WithSharedValues
+// also shares identical maps of pods (opt-in, see Memory diet).
 //
 // # Requests and errors
 //
@@ -144,55 +144,87 @@
 // WithInterning makes objects share one copy of strings that repeat across
 // objects: a hand-written walk for pods (the hot type), a reflective one for
 // other typed objects and for unstructured content (strings up to 256
-// bytes, not names, uids or resourceVersions). Canonical copies come from
-// Go's unique package (concurrent, weak: an entry goes when no object uses
-// it); a direct-mapped front cache of 16Ki recently used strings answers
-// most lookups, because unique.Make with its weak handle costs several
-// times a hash and a compare.
+// bytes, not names, uids or resourceVersions). Each decoder goroutine has
+// its own interner — a direct-mapped cache of 8Ki recently seen strings,
+// with a second chance for strings that were used — so a lookup is a hash
+// and a compare, with no lock, atomic or shared cache line; the
+// ListerWatcher keeps one interner per worker across its lists and
+// watches. Two workers may each hold a copy of a string: one copy per
+// worker, not per object.
 //
 // WithCompaction moves a pod's slices into arrays of their exact length:
 // the generated unmarshalers append repeated fields one by one and leave up
-// to half of each array unused. WithDiet is all three.
+// to half of each array unused.
 //
-// None of these shares anything but strings between objects, so objects
-// stay independent. WithSharedValues (opt-in, not part of WithDiet) goes
-// further: pods with identical resource requirements, probes, security
-// contexts, affinity, tolerations or node selector share one copy of each,
-// maps and slices included, through a direct-mapped cache keyed by their
-// protobuf encoding. It is only for informers whose handlers, transforms
-// and readers never modify cached objects (client-go's contract, which not
-// every controller keeps): a change to one pod's shared part shows in every
-// pod sharing it. Sharing runs after interning and compaction, so a value
-// is offered to other pods only once its own pod no longer changes it.
+// WithSharing makes pods share one copy of each part that is identical
+// across them and holds no map — for replicas of one template most of the
+// spec: owner references, finalizers, containers' env, envFrom, ports,
+// command, args, probes, lifecycle and security contexts, volume sources,
+// tolerations, image pull secrets, the pod's security context, host IPs. A
+// part is keyed by its complete protobuf encoding, in each decoder's own
+// direct-mapped cache of 4Ki parts, so only equal values are shared (an
+// empty list inside a shared part may come back as nil or the other way
+// round: equal under apiequality.Semantic and encoded alike). Volume mounts
+// are not shared: the service account token's volume has a random name per
+// pod. Sharing runs after interning and compaction, so a part is offered to
+// other pods only once its own pod no longer changes it. WithDiet is all
+// four.
+//
+// WithSharedValues (opt-in, not part of WithDiet) also shares the parts
+// that hold maps: resource requirements (four ResourceLists, 2.7 KB per
+// pod, because a Go map holds at least eight slots), node selector and
+// affinity.
+//
+// Aliasing contract. Objects from an informer's cache must not be modified
+// in place — client-go's rule too; copy with DeepCopy first. With sharing
+// the rule matters more: a change to a shared part of one pod (an env
+// entry, a probe) shows in every pod sharing it and is a data race with
+// every reader of those pods; the cache then no longer equals the server,
+// and nothing reports it. A shared map is worse: two goroutines writing to
+// it at once stop the program (fatal error: concurrent map writes), and
+// that is why maps are shared only on request. Strings are immutable, so
+// interning alone is invisible.
 //
 // Heap retained per cached realistic pod (apisim.NewPod with managedFields,
 // protobuf, 10k pods held in a slice, after GC, BenchmarkHeapPerPod; each
-// run pays for the caches it fills):
+// run pays for the caches it fills, about 150 bytes per pod at 10k pods):
 //
-//	client-go                           28.7 KB   1.00
-//	wire, no diet                       28.7 KB   1.00
-//	wire, drop managedFields            22.1 KB   0.77
-//	  + interning                       18.9 KB   0.66
-//	  + compaction                      20.4 KB   0.71
-//	WithDiet (all three)                17.1 KB   0.60
-//	WithDiet + WithSharedValues         13.1 KB   0.46
+//	client-go                           28.5 KB   1.00
+//	wire, no diet                       28.5 KB   1.00
+//	wire, drop managedFields            22.0 KB   0.77
+//	  + interning                       19.0 KB   0.66
+//	  + compaction                      20.3 KB   0.71
+//	  + interning + compaction          17.3 KB   0.61
+//	WithDiet (all four)                 15.4 KB   0.54
+//	WithDiet + WithSharedValues         12.6 KB   0.44
 //
-// Interned field classes, each alone on top of dropping managedFields,
-// saving per pod: metadata (namespace, label keys and values, annotation
-// keys, owner references, finalizers) 0.7 KB; annotation values 0.2 KB
-// more; pod spec (node, service account, scheduler, policies, node
-// selector, tolerations, volumes, affinity) 0.5 KB; containers (names,
-// images, args, ports, env names and references, mounts, probes) 1.3 KB;
-// status (phase, conditions, host IPs, QoS, container statuses) 0.4 KB; env
-// values nothing — apisim draws them at random per pod, so every one is a
-// miss that only fills the caches — so env values are not interned by
-// default. (apisim also draws host IPs and image IDs per pod, which real
-// clusters share per node and per image; they are interned.) After the
-// diet, what remains is structure, not strings: the pod's structs (the Pod
-// itself is 1.2 KB, a Container 0.4 KB, a Volume 0.25 KB), maps (a Go map
-// holds at least eight slots, so the four two-entry ResourceLists of a pod
-// cost 2.7 KB; labels and annotations 1.3 KB) and the pointers between
-// them — which only sharing removes.
+// The target of 0.5x is met only with WithSharedValues: without shared
+// maps, what remains is structure, not strings — the pod's structs (the
+// Pod itself is 1.2 KB, a Container 0.4 KB, a Volume 0.25 KB, and apisim's
+// pods have a random token volume, so the volumes array is per pod), the
+// maps (resource requirements 2.7 KB; labels and annotations 1.3 KB) and
+// the strings unique to each pod (name, uid, IPs, container IDs,
+// checksums). apisim gives about ten pods to each template (50 apps in 20
+// namespaces over 10k pods); larger ReplicaSets share more.
+//
+// Interned field classes, each alone on top of dropping managedFields
+// (same run), heap saved per pod:
+//
+//	metadata (namespace, label keys and values, annotation     0.61 KB
+//	  keys, owner references, finalizers)
+//	  + annotation values                                      +0.18 KB
+//	pod spec (node, service account, scheduler, policies,      0.52 KB
+//	  node selector, tolerations, volumes, affinity)
+//	containers (names, images, args, ports, env names and      1.17 KB
+//	  references, mounts, probes)
+//	env values                                                 0.20 KB
+//	status (phase, conditions, host IPs, QoS, container        0.45 KB
+//	  statuses)
+//
+// BenchmarkDiet gives each class's CPU per pod (see Performance).
+// All but env values are interned by default: apisim's env values repeat
+// only within an app's pods in one namespace, and WithSharing shares those
+// pods' whole env lists, which saves more than interning their values.
 //
 // # Performance
 //
@@ -213,11 +245,31 @@
 //	  wire, 1 worker                   34 µs    3.8x [3.1–4.4]   377 MB
 //	  wire, 2 workers                  30 µs    4.4x [2.8–5.1]   378 MB
 //
-// Interning costs about 40 µs of CPU per pod (≈215 lookups, 90% answered
-// by the front cache; the misses go to unique.Make, whose inserts — weak
-// handles — also scale poorly across workers), so with the diet decoding is
-// no faster than client-go's; it buys the heap above, and less heap for a
-// large informer's garbage collector to scan.
+// The diet rows above were measured before the interners became per
+// decoder and before WithSharing (interning then cost about 40 µs of CPU
+// per pod: one front cache shared by all workers through atomics, its
+// misses going to unique.Make). The current code, one run, three
+// interleaved rounds (load average 2.3, another helper's loadgen between
+// runs), same benchmark, per-round ratios:
+//
+//	watch decode, per event          median    vs client-go   vs no diet
+//	  single-core floor (proto only)   24 µs    3.2x [2.9–3.3]
+//	  client-go StreamWatcher          75 µs    1.0x
+//	  wire, 1 worker                   48 µs    1.6x [1.2–2.1]
+//	  wire, 2 workers                  24 µs    3.2x [2.6–3.3]
+//	  wire, 1 worker, WithDiet         62 µs    1.2x [1.0–1.5]   1.29x [1.16–1.43]
+//	  wire, 2 workers, WithDiet        43 µs    1.6x [1.5–1.8]   1.82x [1.64–2.26]
+//
+// The diet's steps alone (BenchmarkDiet, decoded pods, one interner, CPU
+// per pod, median [min–max] of three): interning (default classes) 11.0 µs
+// [10.4–11.0], compaction 8.9 µs [6.2–9.3], sharing 9.1 µs [8.8–9.8], all
+// of WithDiet 21.8 µs [20.8–23.7]. Interning by class: metadata 3.2 µs,
+// annotation values +0.9 µs, spec 4.0 µs, containers 4.5 µs, env values
+// 1.5 µs, status 1.9 µs; so per µs of CPU containers and metadata save the
+// most heap (0.26 and 0.19 KB), env values (0.13 KB) and spec the least.
+// The goal of WithDiet at ≤ 1.2x the plain decode with 2 workers is not
+// met (1.8x): compaction and sharing allocate and marshal, and with two
+// workers on two cores the diet's CPU comes straight off throughput.
 //
 // # Fuzzing
 //

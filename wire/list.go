@@ -108,7 +108,7 @@ func (lw *ListerWatcher) referenceList(f format, body io.Reader) (runtime.Object
 		}
 	}
 	d := lw.codec.diet
-	if d.dropManagedFields || d.intern || d.compact {
+	if d.on() {
 		forEachItem(into, func(obj runtime.Object) {
 			if d.dropManagedFields {
 				clearManagedFields(obj)

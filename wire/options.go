@@ -84,7 +84,7 @@ func WithDropManagedFields() Option { return func(c *config) { c.diet.dropManage
 // repeats across objects (namespace, label and annotation keys and values,
 // owner references, node, image and container names, and the like; see
 // doc.go for the fields and their measured effect). Strings are immutable,
-// so sharing them is invisible to users; maps and slices are never shared.
+// so sharing them is invisible to users.
 func WithInterning() Option {
 	return func(c *config) { c.diet.intern, c.diet.classes = true, internDefault }
 }
@@ -94,19 +94,32 @@ func WithInterning() Option {
 // to half of each array's capacity unused. Pods only.
 func WithCompaction() Option { return func(c *config) { c.diet.compact = true } }
 
-// WithSharedValues makes pods with identical resource requirements,
-// probes, security contexts, affinity, tolerations or node selector share
-// one copy of each (maps, slices and structs, not only strings). Only for
-// informers whose handlers, transforms and readers never modify cached
-// objects — client-go's contract, which not every controller keeps: a
-// change to one pod's shared part would show in every pod sharing it. Not
+// WithSharing makes pods share one copy of each part that is identical
+// across them and holds no map: owner references, finalizers, containers'
+// env, envFrom, ports, command, args, probes, lifecycle and security
+// contexts, volume sources, tolerations, image pull secrets, the pod's
+// security context, host IPs. Replicas of one template share most of their
+// spec this way. Objects from the cache must then not be modified in place
+// (client-go's contract too; DeepCopy first): a change to a shared part
+// shows in every pod sharing it and races with their readers. Pods only;
 // part of WithDiet.
-func WithSharedValues() Option { return func(c *config) { c.diet.share = true } }
+func WithSharing() Option { return func(c *config) { c.diet.share = true } }
 
-// WithDiet is WithDropManagedFields, WithInterning and WithCompaction.
+// WithSharedValues is WithSharing plus the parts that hold maps: resource
+// requirements, node selector and affinity. Opt-in, not part of WithDiet:
+// a shared map written by two goroutines at once stops the program (fatal
+// error: concurrent map writes), so it is only for informers whose
+// handlers, transforms and readers never modify cached objects.
+func WithSharedValues() Option {
+	return func(c *config) { c.diet.share, c.diet.shareMaps = true, true }
+}
+
+// WithDiet is WithDropManagedFields, WithInterning, WithCompaction and
+// WithSharing.
 func WithDiet() Option {
 	return func(c *config) {
-		c.diet = diet{dropManagedFields: true, intern: true, compact: true, classes: internDefault}
+		d := &c.diet
+		d.dropManagedFields, d.intern, d.compact, d.share, d.classes = true, true, true, true, internDefault
 	}
 }
 

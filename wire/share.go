@@ -3,107 +3,174 @@ package wire
 import (
 	"encoding/binary"
 	"hash/maphash"
+	"maps"
 	"slices"
-	"strings"
-	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// Sharing (WithSharedValues, opt-in): pods whose resource requirements,
-// probes, security contexts, affinity, tolerations or node selector are
-// identical get the same maps, slices and structs for them. This breaks
-// the rule that only strings are shared, so it is only for informers whose
-// handlers, transforms and readers never modify cached objects — client-go's
-// contract, which not every controller keeps.
+// Sharing: pods whose parts are identical get the same slices and structs
+// for them — for replicas of one template that is most of the spec. A part
+// is keyed by its complete protobuf encoding, so only equal values are
+// shared. WithSharing (part of WithDiet) shares parts that hold no map:
+// owner references, containers' env, ports, args, probes and security
+// contexts, volume sources, tolerations. Volume mounts are not shared: the
+// service account token's volume has a random name per pod
+// (kube-api-access-xxxxx), so they would only fill the cache.
+// WithSharedValues (opt-in) also shares parts holding maps: resource
+// requirements, node selector, affinity.
+//
+// Aliasing contract: objects from the cache must not be modified in place
+// (client-go's rule too; copy with DeepCopy first). A change to a shared
+// slice element or struct shows in every pod sharing it, and is a data race
+// with other readers. A shared map is worse: two goroutines writing to it
+// at once stop the program (fatal error: concurrent map writes), which is
+// why maps are shared only on request.
 
-// sharedSlots is the size of the direct-mapped cache of shared values.
+// sharedSlots is the size of each interner's direct-mapped cache of shared
+// values.
 const sharedSlots = 1 << 12
 
-type sharedEntry struct {
-	key string
-	val any
+type sharedSlot struct {
+	key  string
+	val  any
+	used bool // as internSlot.used: a second chance for values that repeat
 }
 
-var sharedCache [sharedSlots]atomic.Pointer[sharedEntry]
-
 // share returns a value equal to v that earlier pods may already hold —
-// the one cached under the same key — or caches v under key and returns it.
-// key must encode v's content completely, with a distinct prefix per type.
-func share[T any](key string, v T) T {
-	slot := &sharedCache[maphash.String(cacheSeed, key)&(sharedSlots-1)]
-	if e := slot.Load(); e != nil && e.key == key {
-		if t, ok := e.val.(T); ok {
-			return t
+// the one cached under the same key with the same type — or caches v under
+// key and returns it. key must encode v's content completely.
+func share[T any](t *interner, key []byte, v T) T {
+	slot := &t.shared[maphash.Bytes(internSeed, key)&(sharedSlots-1)]
+	if slot.key == string(key) {
+		if x, ok := slot.val.(T); ok {
+			slot.used = true
+			return x
 		}
 	}
-	slot.Store(&sharedEntry{key: key, val: v})
+	if slot.used {
+		slot.used = false
+		return v
+	}
+	slot.key, slot.val = string(key), v
 	return v
 }
 
-type marshaler interface{ Marshal() ([]byte, error) }
-
-// shareMsg shares a pointer to a protobuf message by its encoding.
-func shareMsg[T marshaler](prefix string, v T) T {
-	b, err := v.Marshal()
-	if err != nil {
-		return v
-	}
-	return share(prefix+string(b), v)
+// message is a generated protobuf message type.
+type message[E any] interface {
+	*E
+	Size() int
+	MarshalToSizedBuffer([]byte) (int, error)
 }
 
-// sharePod shares the identical parts of a pod with earlier pods.
-func sharePod(p *corev1.Pod) {
+// appendMsg appends e's encoding, length-prefixed, to b.
+func appendMsg[E any, P message[E]](b []byte, e *E) ([]byte, bool) {
+	p := P(e)
+	n := p.Size()
+	b = binary.AppendUvarint(b, uint64(n))
+	start := len(b)
+	b = slices.Grow(b, n)[:start+n]
+	_, err := p.MarshalToSizedBuffer(b[start:])
+	return b, err == nil
+}
+
+// shareSlice shares a non-empty slice of messages.
+func shareSlice[E any, P message[E]](t *interner, s []E) []E {
+	if len(s) == 0 {
+		return s
+	}
+	b := t.key[:0]
+	ok := true
+	for i := range s {
+		if b, ok = appendMsg[E, P](b, &s[i]); !ok {
+			return s
+		}
+	}
+	t.key = b
+	return share(t, b, s)
+}
+
+// sharePtr shares a message behind a non-nil pointer.
+func sharePtr[E any, P message[E]](t *interner, e *E) *E {
+	if e == nil {
+		return e
+	}
+	b, ok := appendMsg[E, P](t.key[:0], e)
+	if !ok {
+		return e
+	}
+	t.key = b
+	return share(t, b, e)
+}
+
+// shareStrings shares a non-empty slice of strings.
+func shareStrings(t *interner, s []string) []string {
+	if len(s) == 0 {
+		return s
+	}
+	b := t.key[:0]
+	for _, x := range s {
+		b = binary.AppendUvarint(b, uint64(len(x)))
+		b = append(b, x...)
+	}
+	t.key = b
+	return share(t, b, s)
+}
+
+// sharePod shares the identical map-free parts of a pod with earlier pods,
+// and with maps also the parts that hold maps.
+func sharePod(t *interner, p *corev1.Pod, withMaps bool) {
+	p.OwnerReferences = shareSlice[metav1.OwnerReference](t, p.OwnerReferences)
+	p.Finalizers = shareStrings(t, p.Finalizers)
 	s := &p.Spec
-	if len(s.NodeSelector) > 0 {
-		keys := make([]string, 0, len(s.NodeSelector))
-		for k := range s.NodeSelector {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		var b strings.Builder
-		b.WriteString("nodeSelector\x00")
-		for _, k := range keys {
-			b.WriteString(k)
-			b.WriteByte(0)
-			b.WriteString(s.NodeSelector[k])
-			b.WriteByte(0)
-		}
-		s.NodeSelector = share(b.String(), s.NodeSelector)
+	s.Tolerations = shareSlice[corev1.Toleration](t, s.Tolerations)
+	s.ImagePullSecrets = shareSlice[corev1.LocalObjectReference](t, s.ImagePullSecrets)
+	s.SecurityContext = sharePtr(t, s.SecurityContext)
+	for i := range s.Volumes {
+		v := &s.Volumes[i].VolumeSource
+		v.Projected = sharePtr(t, v.Projected)
+		v.ConfigMap = sharePtr(t, v.ConfigMap)
+		v.Secret = sharePtr(t, v.Secret)
+		v.DownwardAPI = sharePtr(t, v.DownwardAPI)
+		v.EmptyDir = sharePtr(t, v.EmptyDir)
+		v.HostPath = sharePtr(t, v.HostPath)
+		v.PersistentVolumeClaim = sharePtr(t, v.PersistentVolumeClaim)
 	}
-	if s.Affinity != nil {
-		s.Affinity = shareMsg("affinity\x00", s.Affinity)
-	}
-	if s.SecurityContext != nil {
-		s.SecurityContext = shareMsg("podSecurityContext\x00", s.SecurityContext)
-	}
-	if len(s.Tolerations) > 0 {
-		var b strings.Builder
-		b.WriteString("tolerations\x00")
-		for i := range s.Tolerations {
-			m, err := s.Tolerations[i].Marshal()
-			if err != nil {
-				return
+	if withMaps {
+		s.Affinity = sharePtr(t, s.Affinity)
+		if len(s.NodeSelector) > 0 {
+			b := t.key[:0]
+			for _, k := range slices.Sorted(maps.Keys(s.NodeSelector)) {
+				b = binary.AppendUvarint(b, uint64(len(k)))
+				b = append(b, k...)
+				b = binary.AppendUvarint(b, uint64(len(s.NodeSelector[k])))
+				b = append(b, s.NodeSelector[k]...)
 			}
-			b.Write(binary.AppendUvarint(nil, uint64(len(m))))
-			b.Write(m)
+			t.key = b
+			s.NodeSelector = share(t, b, s.NodeSelector)
 		}
-		s.Tolerations = share(b.String(), s.Tolerations)
 	}
 	for _, cs := range [][]corev1.Container{s.InitContainers, s.Containers} {
 		for i := range cs {
 			c := &cs[i]
-			if b, err := c.Resources.Marshal(); err == nil {
-				c.Resources = share("resources\x00"+string(b), c.Resources)
-			}
-			for _, pr := range []**corev1.Probe{&c.LivenessProbe, &c.ReadinessProbe, &c.StartupProbe} {
-				if *pr != nil {
-					*pr = shareMsg("probe\x00", *pr)
+			c.Command = shareStrings(t, c.Command)
+			c.Args = shareStrings(t, c.Args)
+			c.Ports = shareSlice[corev1.ContainerPort](t, c.Ports)
+			c.EnvFrom = shareSlice[corev1.EnvFromSource](t, c.EnvFrom)
+			c.Env = shareSlice[corev1.EnvVar](t, c.Env)
+			c.LivenessProbe = sharePtr(t, c.LivenessProbe)
+			c.ReadinessProbe = sharePtr(t, c.ReadinessProbe)
+			c.StartupProbe = sharePtr(t, c.StartupProbe)
+			c.Lifecycle = sharePtr(t, c.Lifecycle)
+			c.SecurityContext = sharePtr(t, c.SecurityContext)
+			if withMaps {
+				if b, ok := appendMsg(t.key[:0], &c.Resources); ok {
+					t.key = b
+					c.Resources = share(t, b, c.Resources)
 				}
-			}
-			if c.SecurityContext != nil {
-				c.SecurityContext = shareMsg("securityContext\x00", c.SecurityContext)
 			}
 		}
 	}
+	p.Status.HostIPs = shareSlice[corev1.HostIP](t, p.Status.HostIPs)
 }

@@ -85,6 +85,7 @@ func New(client rest.Interface, res Resource, opts ...Option) (*ListerWatcher, e
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	cfg.diet.interners = newInterners(cfg.workers)
 	c, err := newCodec(res, cfg.diet)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,71 @@
+package wire
+
+import (
+	"hash/maphash"
+)
+
+// interner maps strings to canonical copies: a direct-mapped cache of
+// recently seen strings. It is not safe for concurrent use: each decoder
+// goroutine works with its own (see interners), so lookups take no lock,
+// no atomic and no shared cache line. Two decoders may each keep their own
+// copy of a string; that costs one copy per decoder, not one per object.
+//
+// A string is the canonical copy from when it first fills a slot until a
+// miss replaces it. A slot whose string was used since it was stored gets a
+// second chance instead of being replaced, so that strings seen once (a
+// pod's IPs, container IDs) do not push out the ones every pod repeats. An
+// interner holds at most internSlots strings strongly.
+type interner struct {
+	slots  [internSlots]internSlot
+	shared [sharedSlots]sharedSlot // see share.go
+	key    []byte                  // scratch for sharing keys
+}
+
+type internSlot struct {
+	s    string
+	used bool // looked up since stored or since its second chance
+}
+
+const internSlots = 1 << 13
+
+var internSeed = maphash.MakeSeed()
+
+// canonical returns the canonical copy of s.
+func (t *interner) canonical(s string) string {
+	slot := &t.slots[maphash.String(internSeed, s)&(internSlots-1)]
+	if slot.s == s {
+		slot.used = true
+		return slot.s
+	}
+	if slot.used {
+		slot.used = false
+		return s
+	}
+	slot.s = s
+	return s
+}
+
+// interners holds a ListerWatcher's interners not in use, at most one per
+// decoder goroutine: a decoder takes one for each object and puts it back
+// after, so each decoder works on its own, without a lock on the hot path
+// (the channel operations cost two uncontended handoffs per object). A nil
+// interners gives a fresh interner every time.
+type interners chan *interner
+
+func newInterners(workers int) interners { return make(interners, workers) }
+
+func (p interners) get() *interner {
+	select {
+	case t := <-p:
+		return t
+	default:
+		return new(interner)
+	}
+}
+
+func (p interners) put(t *interner) {
+	select {
+	case p <- t:
+	default:
+	}
+}
