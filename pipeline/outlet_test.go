@@ -5,40 +5,59 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/shardinformer/shardinformer/internal/doorbell"
+	"k8s.io/klog/v2"
 )
 
-// The overflow of a Coalesce (or Grow) outlet must hand the consumer, per
-// key, a valid walk from the state the consumer knew to the latest state:
+// The overflow of an outlet must hand the consumer, per key, a valid walk
+// from the state the consumer knew to the latest state, and, while its
+// listener's backlog is within the budget, every notification as produced:
 // checked here on random notification streams pushed into an outlet whose
-// consumer is asleep, then drained, for many seeds.
+// consumer is asleep, then drained, for many seeds, with the budgets of
+// Coalesce (0), Grow (unlimited) and Buffer (small ones, so that episodes
+// start and end within a stream).
 func TestOutletOverflowKeepsValidWalks(t *testing.T) {
-	for _, policy := range []FullRingPolicy{Coalesce, Grow} {
+	for _, budget := range []int64{0, 1, 3, 7, unlimited} {
 		for seed := range uint64(300) {
-			t.Run(fmt.Sprintf("policy=%v/seed=%d", policy, seed), func(t *testing.T) {
-				checkOverflowWalks(t, policy, seed)
+			t.Run(fmt.Sprintf("budget=%d/seed=%d", budget, seed), func(t *testing.T) {
+				checkOverflowWalks(t, budget, seed)
 			})
 		}
 	}
 }
 
-func checkOverflowWalks(t *testing.T, policy FullRingPolicy, seed uint64) {
+// episodes records the Coalescing hook's calls.
+type episodes struct {
+	NopObserver
+	calls []bool
+}
+
+func (e *episodes) Coalescing(_ string, active bool) { e.calls = append(e.calls, active) }
+
+func checkOverflowWalks(t *testing.T, budget int64, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 7))
-	w := &worker{bell: make(chan struct{}, 1)}
-	o, err := newOutlet(w, 2, policy)
+	w := &worker{bell: doorbell.New()}
+	eps := &episodes{}
+	b := &backlog{budget: budget, name: "test", observer: eps, logger: klog.Background()}
+	o, err := newOutlet(w, 2, false, b)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var pushedN, merged int
 	keys := []string{"ns/a", "ns/b", "ns/c"}
 	truth := map[string]int{} // the producer's state: key -> version (absent: not in map)
 	known := map[string]int{} // what the consumer was told
 	version := 0
 	var log []string
+	received := 0
 	consume := func() {
 		for {
 			batch := o.take(make([]notification, 0, 4))
 			if len(batch) == 0 {
 				return
 			}
+			received += len(batch)
 			for _, n := range batch {
 				v, _ := n.obj.(int)
 				log = append(log, fmt.Sprintf("got %v %s %v->%v", n.kind, n.key, n.old, n.obj))
@@ -81,7 +100,14 @@ func checkOverflowWalks(t *testing.T, policy FullRingPolicy, seed uint64) {
 			truth[k] = version
 		}
 		log = append(log, fmt.Sprintf("push %v %s %v->%v", n.kind, n.key, n.old, n.obj))
-		o.push(context.Background(), n)
+		p := o.push(context.Background(), n)
+		pushedN++
+		if p.merged {
+			merged++
+		}
+		if held := b.held.Load(); held > budget || held < 0 {
+			t.Fatalf("backlog holds %d exactly, budget %d", held, budget)
+		}
 		o.flush()
 		if rng.IntN(10) == 0 || step == 59 {
 			consume()
@@ -90,5 +116,22 @@ func checkOverflowWalks(t *testing.T, policy FullRingPolicy, seed uint64) {
 	consume()
 	if fmt.Sprint(known) != fmt.Sprint(truth) {
 		t.Fatalf("consumer ended with %v, producer with %v\n%v", known, truth, log)
+	}
+	if merged == 0 && received != pushedN {
+		t.Fatalf("nothing merged, yet the consumer got %d of %d notifications\n%v", received, pushedN, log)
+	}
+	if budget == unlimited && merged > 0 {
+		t.Fatalf("unlimited budget merged %d notifications", merged)
+	}
+	if b.held.Load() != 0 || b.isCoalescing() {
+		t.Fatalf("drained outlet: backlog holds %d, coalescing %v", b.held.Load(), b.isCoalescing())
+	}
+	for i, active := range eps.calls {
+		if active != (i%2 == 0) {
+			t.Fatalf("Coalescing hook calls %v do not alternate from true", eps.calls)
+		}
+	}
+	if len(eps.calls)%2 != 0 {
+		t.Fatalf("Coalescing hook calls %v end inside an episode", eps.calls)
 	}
 }

@@ -141,10 +141,14 @@ func (s *shard) pushTo(sl *shardListener, n notification) {
 	}
 	// Under Block the push waits on the listener's context, which is cancelled
 	// when the listener is removed or the informer stops.
-	spilled, merged, initialDelta := sl.outlets[sl.l.workerFor(n.key)].push(sl.l.ctx, n)
-	sl.spilled += spilled
-	sl.merged += merged
-	sl.l.addOutstanding(int64(initialDelta))
+	p := sl.outlets[sl.l.workerFor(n.key)].push(sl.l.ctx, n)
+	if p.spilled {
+		sl.spilled++
+		if p.merged {
+			sl.merged++
+		}
+	}
+	sl.l.addOutstanding(int64(p.initialDelta))
 }
 
 // flush publishes every touched outlet once and wakes parked workers.
@@ -156,6 +160,9 @@ func (s *shard) flush() {
 			}
 		}
 		if sl.spilled > 0 {
+			if sl.merged > 0 {
+				sl.l.backlog.merged.Add(int64(sl.merged))
+			}
 			s.inf.cfg.observer.Overflowed(sl.l.name, sl.spilled, sl.merged)
 			sl.spilled, sl.merged = 0, 0
 		}
