@@ -175,7 +175,10 @@ func BenchmarkStalledHandler(b *testing.B) {
 		impl   Impl
 		policy pipeline.FullRingPolicy
 	}
-	vs := []variant{{ClientGo, pipeline.Grow}, {ShardInformer, pipeline.Coalesce}, {ShardInformer, pipeline.Block}, {ShardInformer, pipeline.Grow}}
+	vs := []variant{{ClientGo, pipeline.Grow}}
+	for _, p := range pipeline.FullRingPolicies() {
+		vs = append(vs, variant{ShardInformer, p})
+	}
 	for _, v := range vs {
 		b.Run(fmt.Sprintf("impl=%s/objects=%d/policy=%s", v.impl, benchObjects, v.policy), func(b *testing.B) {
 			e := newEnv(b, Config{Impl: v.impl, Objects: benchObjects, MaxEvents: benchStallEvts,

@@ -57,7 +57,7 @@ func TestWorkloads(t *testing.T) {
 
 			policies := []pipeline.FullRingPolicy{pipeline.Grow}
 			if impl == ShardInformer {
-				policies = []pipeline.FullRingPolicy{pipeline.Coalesce, pipeline.Block, pipeline.Grow}
+				policies = pipeline.FullRingPolicies()
 			}
 			for _, p := range policies {
 				e, err := NewEnv(Config{Impl: impl, Objects: objects, Namespaces: 7, MaxEvents: 4 * objects,

@@ -31,7 +31,7 @@ func init() {
 	})
 	// Tiny rings and slow handlers so that every full-ring policy is
 	// actually exercised during the churn.
-	for _, p := range []pipeline.FullRingPolicy{pipeline.Coalesce, pipeline.Block, pipeline.Grow} {
+	for _, p := range pipeline.FullRingPolicies() {
 		impls = append(impls, impl{
 			name:        "shardinformer/ring8/" + p.String(),
 			newInformer: ours(pipeline.WithShards(2), pipeline.WithRingCapacity(8), pipeline.WithFullRingPolicy(p)),

@@ -19,10 +19,14 @@ import (
 // start and end within a stream).
 func TestOutletOverflowKeepsValidWalks(t *testing.T) {
 	for _, budget := range []int64{0, 1, 3, 7, unlimited} {
+		merged := 0
 		for seed := range uint64(300) {
 			t.Run(fmt.Sprintf("budget=%d/seed=%d", budget, seed), func(t *testing.T) {
-				checkOverflowWalks(t, budget, seed)
+				merged += checkOverflowWalks(t, budget, seed)
 			})
+		}
+		if budget < 7 && merged == 0 {
+			t.Errorf("budget %d: no notification merged over all seeds: the coalesced path was not exercised", budget)
 		}
 	}
 }
@@ -35,7 +39,8 @@ type episodes struct {
 
 func (e *episodes) Coalescing(_ string, active bool) { e.calls = append(e.calls, active) }
 
-func checkOverflowWalks(t *testing.T, budget int64, seed uint64) {
+// checkOverflowWalks returns how many notifications were merged.
+func checkOverflowWalks(t *testing.T, budget int64, seed uint64) int {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	w := &worker{bell: doorbell.New()}
 	eps := &episodes{}
@@ -134,4 +139,5 @@ func checkOverflowWalks(t *testing.T, budget int64, seed uint64) {
 	if len(eps.calls)%2 != 0 {
 		t.Fatalf("Coalescing hook calls %v end inside an episode", eps.calls)
 	}
+	return merged
 }

@@ -22,6 +22,8 @@ type Observer struct {
 	panics          *prometheus.CounterVec
 	overflow        *prometheus.CounterVec
 	coalesced       *prometheus.CounterVec
+	coalescing      *prometheus.GaugeVec
+	episodes        *prometheus.CounterVec
 	relists         prometheus.Counter
 	relistObjects   prometheus.Gauge
 	dropped         prometheus.Counter
@@ -40,6 +42,8 @@ type listenerChildren struct {
 	duration            prometheus.Observer
 	panics              prometheus.Counter
 	overflow, coalesced prometheus.Counter
+	coalescing          prometheus.Gauge
+	episodes            prometheus.Counter
 }
 
 var _ pipeline.Observer = (*Observer)(nil)
@@ -83,7 +87,15 @@ func NewObserver(reg prometheus.Registerer) (*Observer, error) {
 		}, []string{"listener"}),
 		coalesced: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "shardinformer_coalesced_total",
-			Help: "Overflowing notifications merged into one already waiting for the same key (Coalesce policy).",
+			Help: "Overflowing notifications merged into one already waiting for the same key.",
+		}, []string{"listener"}),
+		coalescing: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "shardinformer_listener_coalescing",
+			Help: "1 while the listener's overflow is merged per key (under Buffer: its backlog reached the budget), else 0.",
+		}, []string{"listener"}),
+		episodes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "shardinformer_coalescing_episodes_total",
+			Help: "Times the listener started merging its overflow per key.",
 		}, []string{"listener"}),
 		relists: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "shardinformer_relists_total",
@@ -100,7 +112,7 @@ func NewObserver(reg prometheus.Registerer) (*Observer, error) {
 	}
 	for _, c := range []prometheus.Collector{
 		o.events, o.batches, o.batchKeys, o.batchDuration, o.handlerDuration,
-		o.panics, o.overflow, o.coalesced, o.relists, o.relistObjects, o.dropped,
+		o.panics, o.overflow, o.coalesced, o.coalescing, o.episodes, o.relists, o.relistObjects, o.dropped,
 	} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("promadapter: register: %w", err)
@@ -129,10 +141,12 @@ func (o *Observer) listener(name string) *listenerChildren {
 		return c.(*listenerChildren)
 	}
 	c := &listenerChildren{
-		duration:  o.handlerDuration.WithLabelValues(name),
-		panics:    o.panics.WithLabelValues(name),
-		overflow:  o.overflow.WithLabelValues(name),
-		coalesced: o.coalesced.WithLabelValues(name),
+		duration:   o.handlerDuration.WithLabelValues(name),
+		panics:     o.panics.WithLabelValues(name),
+		overflow:   o.overflow.WithLabelValues(name),
+		coalesced:  o.coalesced.WithLabelValues(name),
+		coalescing: o.coalescing.WithLabelValues(name),
+		episodes:   o.episodes.WithLabelValues(name),
 	}
 	actual, _ := o.listenerChildren.LoadOrStore(name, c)
 	return actual.(*listenerChildren)
@@ -161,6 +175,17 @@ func (o *Observer) Overflowed(listener string, n, merged int) {
 	c.overflow.Add(float64(n))
 	if merged > 0 {
 		c.coalesced.Add(float64(merged))
+	}
+}
+
+// Coalescing implements pipeline.Observer.
+func (o *Observer) Coalescing(listener string, active bool) {
+	c := o.listener(listener)
+	if active {
+		c.coalescing.Set(1)
+		c.episodes.Inc()
+	} else {
+		c.coalescing.Set(0)
 	}
 }
 

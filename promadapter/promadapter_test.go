@@ -29,6 +29,9 @@ func TestObserverHooks(t *testing.T) {
 	o.BatchApplied(0, pipeline.BatchStats{Keys: 1, Updates: 4})
 	o.Overflowed("h#1", 7, 3)
 	o.Overflowed("h#1", 2, 0)
+	o.Coalescing("h#1", true)
+	o.Coalescing("h#1", false)
+	o.Coalescing("h#1", true)
 	o.HandlerDone("h#1", pipeline.KindAdd, time.Microsecond)
 	o.HandlerDone("h#1", pipeline.KindUpdate, time.Millisecond)
 	o.HandlerDone("h#2", pipeline.KindDelete, time.Second)
@@ -50,10 +53,18 @@ shardinformer_events_total{shard="1",type="update"} 0
 # TYPE shardinformer_overflow_total counter
 shardinformer_overflow_total{listener="h#1"} 9
 shardinformer_overflow_total{listener="h#2"} 0
-# HELP shardinformer_coalesced_total Overflowing notifications merged into one already waiting for the same key (Coalesce policy).
+# HELP shardinformer_coalesced_total Overflowing notifications merged into one already waiting for the same key.
 # TYPE shardinformer_coalesced_total counter
 shardinformer_coalesced_total{listener="h#1"} 3
 shardinformer_coalesced_total{listener="h#2"} 0
+# HELP shardinformer_listener_coalescing 1 while the listener's overflow is merged per key (under Buffer: its backlog reached the budget), else 0.
+# TYPE shardinformer_listener_coalescing gauge
+shardinformer_listener_coalescing{listener="h#1"} 1
+shardinformer_listener_coalescing{listener="h#2"} 0
+# HELP shardinformer_coalescing_episodes_total Times the listener started merging its overflow per key.
+# TYPE shardinformer_coalescing_episodes_total counter
+shardinformer_coalescing_episodes_total{listener="h#1"} 2
+shardinformer_coalescing_episodes_total{listener="h#2"} 0
 # HELP shardinformer_handler_panics_total Handler panics recovered by the listener workers.
 # TYPE shardinformer_handler_panics_total counter
 shardinformer_handler_panics_total{listener="h#1"} 0
@@ -69,6 +80,7 @@ shardinformer_relist_objects 42
 shardinformer_dropped_total 1
 `
 	names := []string{"shardinformer_events_total", "shardinformer_overflow_total", "shardinformer_coalesced_total",
+		"shardinformer_listener_coalescing", "shardinformer_coalescing_episodes_total",
 		"shardinformer_handler_panics_total", "shardinformer_relists_total", "shardinformer_relist_objects", "shardinformer_dropped_total"}
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), names...); err != nil {
 		t.Error(err)
@@ -141,7 +153,7 @@ shardinformer_shard_objects{shard="1"} 12
 # HELP shardinformer_listener_ring_depth Notifications waiting in the listener's rings, over all shards and workers.
 # TYPE shardinformer_listener_ring_depth gauge
 shardinformer_listener_ring_depth{listener="h#1"} 17
-# HELP shardinformer_listener_overflow_depth Notifications (Grow) or keys (Coalesce) waiting in the listener's overflow.
+# HELP shardinformer_listener_overflow_depth Notifications kept exactly plus keys merged, waiting in the listener's overflow.
 # TYPE shardinformer_listener_overflow_depth gauge
 shardinformer_listener_overflow_depth{listener="h#1"} 2
 # HELP shardinformer_listener_workers Worker goroutines calling the listener's handler.

@@ -101,7 +101,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.workers, "workers", 1, "shardinformer only: handlers are registered with AddParallelEventHandler(h, workers) when > 1")
 	fs.IntVar(&c.shards, "shards", 0, "shardinformer only: shard count; 0 = GOMAXPROCS")
 	fs.IntVar(&c.ringSize, "ring-size", 4096, "shardinformer only: ring capacity per (shard, listener worker)")
-	fs.StringVar(&policy, "policy", "coalesce", "shardinformer only: full-ring policy: coalesce, block or grow")
+	fs.StringVar(&policy, "policy", pipeline.Buffer.String(), "shardinformer only: full-ring policy: "+policyNames())
 	fs.StringVar(&c.contentType, "content-type", "protobuf", "wire format of the informers' clients: json or protobuf")
 	fs.StringVar(&c.watchList, "watchlist", "default", "client-go WatchListClient feature gate: on, off or default (client-go's default, on in v0.37)")
 	fs.BoolVar(&c.managedFields, "managed-fields", false, "give pods managedFields (adds 3-6 KB each)")
@@ -212,4 +212,13 @@ func (c *config) validate() []error {
 		}
 	}
 	return errs
+}
+
+// policyNames lists the full-ring policies for --policy's help.
+func policyNames() string {
+	var names []string
+	for _, p := range pipeline.FullRingPolicies() {
+		names = append(names, p.String())
+	}
+	return strings.Join(names, ", ")
 }

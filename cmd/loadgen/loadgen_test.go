@@ -27,7 +27,7 @@ func TestParseFlagsDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !slices.Equal(c.impls, []string{implOurs, implClientGo}) || c.pods != 100000 || c.sequential ||
-		c.policy.String() != "coalesce" || c.mix != (mix{1, 8, 1}) || c.churnDuration <= 0 {
+		c.policy.String() != "buffer" || c.mix != (mix{1, 8, 1}) || c.churnDuration <= 0 {
 		t.Errorf("defaults = %+v", c)
 	}
 }
