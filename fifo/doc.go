@@ -38,6 +38,8 @@
 // Any number of goroutines may write; exactly one goroutine (the shard's drain
 // goroutine) calls Pop, Done and Wait. All state is guarded by one mutex, held
 // only for map and slice operations; the partition passed as Known is read
-// under it (reads take no lock there). The consumer parks on a one-slot
-// doorbell channel, so an idle queue costs no CPU.
+// under it (reads take no lock there). The consumer parks in Wait on a doorbell
+// (package internal/doorbell) that every write rings after releasing the
+// mutex, so an idle queue costs no CPU and a write costs one atomic load
+// unless the consumer is parked.
 package fifo

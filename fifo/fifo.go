@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/shardinformer/shardinformer/internal/doorbell"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -83,9 +84,9 @@ type Queue struct {
 	known     Known
 	transform cache.TransformFunc
 	maxQueued int
-	ready     chan struct{} // doorbell for the consumer, capacity 1
-	synced    chan struct{} // closed once HasSynced is true
-	space     sync.Cond     // producers waiting for MaxQueued; L is &mu
+	ready     *doorbell.Doorbell // the consumer parks on it in Wait; every change it must see rings it
+	synced    chan struct{}      // closed once HasSynced is true
+	space     sync.Cond          // producers waiting for MaxQueued; L is &mu
 
 	mu struct {
 		sync.Mutex
@@ -102,8 +103,9 @@ type Queue struct {
 		populated bool
 		initial   int
 		closed    bool
-		deltas    int // deltas queued (not in flight)
-		peak      int // most keys queued since the last shrink
+		woken     bool // Wake was called: the next Wait returns
+		deltas    int  // deltas queued (not in flight)
+		peak      int  // most keys queued since the last shrink
 	}
 }
 
@@ -116,7 +118,7 @@ func New(cfg Config) (*Queue, error) {
 		known:     cfg.Known,
 		transform: cfg.Transform,
 		maxQueued: cfg.MaxQueued,
-		ready:     make(chan struct{}, 1),
+		ready:     doorbell.New(),
 		synced:    make(chan struct{}),
 	}
 	q.space.L = &q.mu
@@ -140,7 +142,14 @@ func (q *Queue) write(t cache.DeltaType, key string, obj any) error {
 		return err
 	}
 	q.mu.Lock()
-	defer q.mu.Unlock()
+	err = q.writeLocked(t, key, obj)
+	q.mu.Unlock()
+	q.ready.Ring()
+	return err
+}
+
+// REQUIRES: q.mu held.
+func (q *Queue) writeLocked(t cache.DeltaType, key string, obj any) error {
 	for q.maxQueued > 0 && q.mu.deltas >= q.maxQueued && !q.mu.closed {
 		q.space.Wait()
 	}
@@ -191,6 +200,7 @@ func (q *Queue) Replace(list []Keyed) error {
 		}
 		objs[i] = obj
 	}
+	defer q.ready.Ring() // after the unlock below (deferred calls run last-in first-out)
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.mu.closed {
@@ -239,6 +249,7 @@ func (q *Queue) Replace(list []Keyed) error {
 
 // Resync queues a Sync delta for every known key that has nothing pending.
 func (q *Queue) Resync() error {
+	defer q.ready.Ring()
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.mu.closed {
@@ -259,9 +270,9 @@ func (q *Queue) Resync() error {
 // that has been applied.
 func (q *Queue) Mark(m Mark) {
 	q.mu.Lock()
-	defer q.mu.Unlock()
 	q.mu.marks = append(q.mu.marks, pendingMark{at: q.mu.pushed, Mark: m})
-	q.ringLocked()
+	q.mu.Unlock()
+	q.ready.Ring()
 }
 
 // existsAfterPendingLocked reports the state key will have once everything
@@ -329,13 +340,7 @@ func (q *Queue) appendLocked(key string, d cache.Delta) {
 		q.mu.pushed++
 		q.mu.peak = max(q.mu.peak, len(q.mu.order)-q.mu.head)
 	}
-	q.ringLocked()
 }
-
-// ringLocked wakes the consumer without blocking. Called with q.mu held so
-// the doorbell rings after the change it announces.
-// REQUIRES: q.mu held.
-func (q *Queue) ringLocked() { q.Wake() }
 
 // Pop moves up to limit queued keys (at least one) into dst and marks them in flight. It never
 // blocks; it returns dst unchanged when nothing is queued. Every Pop must be
@@ -417,25 +422,13 @@ func (q *Queue) checkSyncedLocked() {
 	}
 }
 
-// Wait parks the consumer until something is queued, a mark may be due, the
-// queue is closed or ctx is done. It returns false when the queue is closed or
-// ctx is done. Consumer only.
+// Wait parks the consumer until something is queued, a mark may be due, Wake
+// was called, the queue is closed or ctx is done. It returns false when the
+// queue is closed or ctx is done. Consumer only.
 func (q *Queue) Wait(ctx context.Context) bool {
-	// The doorbell is edge-triggered: a bell consumed by an earlier Wait may
-	// have announced keys that are still queued, so look before parking.
-	q.mu.Lock()
-	closed := q.mu.closed
-	work := q.mu.head < len(q.mu.order) || (len(q.mu.marks) > 0 && q.mu.marks[0].at <= q.mu.done)
-	q.mu.Unlock()
-	if closed {
-		return false
-	}
-	if work {
-		return true
-	}
-	select {
-	case <-q.ready:
-	case <-ctx.Done():
+	// Every change the consumer looks for is made under q.mu and followed by
+	// a ring, and hasWork looks under q.mu: the doorbell's contract holds.
+	if !q.ready.Wait(ctx, q.hasWork) {
 		return false
 	}
 	q.mu.Lock()
@@ -443,22 +436,32 @@ func (q *Queue) Wait(ctx context.Context) bool {
 	return !q.mu.closed
 }
 
+// hasWork reports whether Wait should return, consuming a Wake.
+func (q *Queue) hasWork() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	woken := q.mu.woken
+	q.mu.woken = false
+	return woken || q.mu.closed || q.mu.head < len(q.mu.order) ||
+		(len(q.mu.marks) > 0 && q.mu.marks[0].at <= q.mu.done)
+}
+
 // Wake makes the consumer's next (or current) Wait return, so that it looks
 // for work other than queued keys. Any goroutine.
 func (q *Queue) Wake() {
-	select {
-	case q.ready <- struct{}{}:
-	default:
-	}
+	q.mu.Lock()
+	q.mu.woken = true
+	q.mu.Unlock()
+	q.ready.Ring()
 }
 
 // Close stops the queue: writes fail with ErrClosed and Wait returns false.
 func (q *Queue) Close() {
 	q.mu.Lock()
-	defer q.mu.Unlock()
 	q.mu.closed = true
 	q.space.Broadcast()
-	q.ringLocked()
+	q.mu.Unlock()
+	q.ready.Ring()
 }
 
 // Synced is closed once the initial population has been applied.

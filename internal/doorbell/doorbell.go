@@ -57,6 +57,10 @@ func (d *Doorbell) Wait(ctx context.Context, ready func() bool) bool {
 	}
 }
 
+// Armed reports whether the waiter is armed (for tests and diagnostics: the
+// answer may be stale on return). Any goroutine.
+func (d *Doorbell) Armed() bool { return d.armed.Load() }
+
 // Ring wakes the waiter if it is armed. Call it after the write that makes
 // the waiter's condition true. Any goroutine; it never blocks, and costs one
 // atomic load when the waiter is not armed.
