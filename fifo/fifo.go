@@ -1,12 +1,10 @@
 package fifo
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"sync"
 
-	"github.com/shardinformer/shardinformer/internal/doorbell"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -84,9 +82,8 @@ type Queue struct {
 	known     Known
 	transform cache.TransformFunc
 	maxQueued int
-	ready     *doorbell.Doorbell // the consumer parks on it in Wait; every change it must see rings it
-	synced    chan struct{}      // closed once HasSynced is true
-	space     sync.Cond          // producers waiting for MaxQueued; L is &mu
+	synced    chan struct{} // closed once HasSynced is true
+	space     sync.Cond     // producers waiting for MaxQueued; L is &mu
 
 	mu struct {
 		sync.Mutex
@@ -103,9 +100,8 @@ type Queue struct {
 		populated bool
 		initial   int
 		closed    bool
-		woken     bool // Wake was called: the next Wait returns
-		deltas    int  // deltas queued (not in flight)
-		peak      int  // most keys queued since the last shrink
+		deltas    int // deltas queued (not in flight)
+		peak      int // most keys queued since the last shrink
 	}
 }
 
@@ -118,7 +114,6 @@ func New(cfg Config) (*Queue, error) {
 		known:     cfg.Known,
 		transform: cfg.Transform,
 		maxQueued: cfg.MaxQueued,
-		ready:     doorbell.New(),
 		synced:    make(chan struct{}),
 	}
 	q.space.L = &q.mu
@@ -142,10 +137,8 @@ func (q *Queue) write(t cache.DeltaType, key string, obj any) error {
 		return err
 	}
 	q.mu.Lock()
-	err = q.writeLocked(t, key, obj)
-	q.mu.Unlock()
-	q.ready.Ring()
-	return err
+	defer q.mu.Unlock()
+	return q.writeLocked(t, key, obj)
 }
 
 // REQUIRES: q.mu held.
@@ -200,7 +193,6 @@ func (q *Queue) Replace(list []Keyed) error {
 		}
 		objs[i] = obj
 	}
-	defer q.ready.Ring() // after the unlock below (deferred calls run last-in first-out)
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.mu.closed {
@@ -249,7 +241,6 @@ func (q *Queue) Replace(list []Keyed) error {
 
 // Resync queues a Sync delta for every known key that has nothing pending.
 func (q *Queue) Resync() error {
-	defer q.ready.Ring()
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.mu.closed {
@@ -272,7 +263,6 @@ func (q *Queue) Mark(m Mark) {
 	q.mu.Lock()
 	q.mu.marks = append(q.mu.marks, pendingMark{at: q.mu.pushed, Mark: m})
 	q.mu.Unlock()
-	q.ready.Ring()
 }
 
 // existsAfterPendingLocked reports the state key will have once everything
@@ -342,10 +332,10 @@ func (q *Queue) appendLocked(key string, d cache.Delta) {
 	}
 }
 
-// Pop moves up to limit queued keys (at least one) into dst and marks them in flight. It never
-// blocks; it returns dst unchanged when nothing is queued. Every Pop must be
-// followed by Done with the same items. The items' Deltas are valid until the
-// next Pop. Consumer only.
+// Pop moves up to limit queued keys (at least one) into dst and marks them in
+// flight. It never blocks; it returns dst unchanged when nothing is queued.
+// Every Pop must be followed by Done with the same items. The items' Deltas
+// are valid until the next Pop. Consumer only.
 func (q *Queue) Pop(dst []Item, limit int) []Item {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -422,46 +412,24 @@ func (q *Queue) checkSyncedLocked() {
 	}
 }
 
-// Wait parks the consumer until something is queued, a mark may be due, Wake
-// was called, the queue is closed or ctx is done. It returns false when the
-// queue is closed or ctx is done. Consumer only.
-func (q *Queue) Wait(ctx context.Context) bool {
-	// Every change the consumer looks for is made under q.mu and followed by
-	// a ring, and hasWork looks under q.mu: the doorbell's contract holds.
-	if !q.ready.Wait(ctx, q.hasWork) {
-		return false
-	}
+// Pending reports whether the consumer has work: keys queued, or a mark that
+// Done would report. Any goroutine; the answer may be stale on return. A
+// consumer that parks while nothing is pending must be woken by whoever
+// writes next (the pipeline rings its drain goroutine's doorbell after every
+// write): Pending reads under the queue's mutex, which every write holds.
+func (q *Queue) Pending() bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return !q.mu.closed
+	return q.mu.head < len(q.mu.order) || (len(q.mu.marks) > 0 && q.mu.marks[0].at <= q.mu.done)
 }
 
-// hasWork reports whether Wait should return, consuming a Wake.
-func (q *Queue) hasWork() bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	woken := q.mu.woken
-	q.mu.woken = false
-	return woken || q.mu.closed || q.mu.head < len(q.mu.order) ||
-		(len(q.mu.marks) > 0 && q.mu.marks[0].at <= q.mu.done)
-}
-
-// Wake makes the consumer's next (or current) Wait return, so that it looks
-// for work other than queued keys. Any goroutine.
-func (q *Queue) Wake() {
-	q.mu.Lock()
-	q.mu.woken = true
-	q.mu.Unlock()
-	q.ready.Ring()
-}
-
-// Close stops the queue: writes fail with ErrClosed and Wait returns false.
+// Close stops the queue: writes fail with ErrClosed, and writers waiting for
+// MaxQueued return it.
 func (q *Queue) Close() {
 	q.mu.Lock()
+	defer q.mu.Unlock()
 	q.mu.closed = true
 	q.space.Broadcast()
-	q.mu.Unlock()
-	q.ready.Ring()
 }
 
 // Synced is closed once the initial population has been applied.

@@ -392,7 +392,7 @@ func (z *zombie) OnDelete(any)      { z.calls.Add(1) }
 
 // RemoveDuringJoin: a handler added after Run and removed before a busy
 // shard got to its join request must not be fed by that shard afterwards.
-// The shard's drain goroutine is held in an index function while the
+// The shard's drain role is held in an index function while the
 // handler is added and removed; after that its ring (capacity 2) would
 // overflow if the shard still published to it, which Observer.Overflowed
 // reports by listener name.
@@ -409,7 +409,7 @@ func testRemoveDuringJoin(t *testing.T, im impl, _ bool) {
 	waitDone(t, "handler sync", regW.HasSyncedChecker())
 
 	mustUpdate(t, c, withLabels(cm("ns", "g", "1"), "gate", "hold"))
-	gate.waitEntered(t, "g's drain goroutine to be held")
+	gate.waitEntered(t, "g's drain role to be held")
 	z := &zombie{}
 	regZ := mustRegister(t)(inf.AddEventHandler(z))
 	if err := inf.RemoveEventHandler(regZ); err != nil {

@@ -640,9 +640,7 @@ func testRemoveEventHandler(t *testing.T, im impl, _ bool) {
 func testRemoveEventHandlerDropsPending(t *testing.T, im impl, _ bool) {
 	c := newFake(false)
 	mustCreate(t, c, cm("ns", "k", "0"))
-	gate := newLatch(t)
-	defer gate.Release()
-	inf := im.new(c.ListerWatcher(), cmExample, 0, cache.Indexers{"gate": gateIndex(gate)})
+	inf := im.new(c.ListerWatcher(), cmExample, 0, nsIndexers)
 	hold := newLatch(t)
 	defer hold.Release()
 	a, b := newEventLog(im.exact), newEventLog(im.exact)
@@ -656,19 +654,13 @@ func testRemoveEventHandlerDropsPending(t *testing.T, im impl, _ bool) {
 	runSynced(t, inf)
 	waitDone(t, "handler sync", regA.HasSyncedChecker(), regB.HasSyncedChecker())
 
-	// Hold the cache writer on update 1, queue updates 2 and 3 behind it,
-	// so that they are applied together.
-	mustUpdate(t, c, withLabels(cm("ns", "k", "1"), "gate", "hold"))
-	gate.waitEntered(t, "the cache writer to index update 1")
+	// Hold A in update 2, then publish update 3 to both handlers: once B has
+	// it, it waits for A too.
+	mustUpdate(t, c, cm("ns", "k", "1"))
 	mustUpdate(t, c, cm("ns", "k", "2"))
-	rv3 := mustUpdate(t, c, cm("ns", "k", "3"))
-	waitUntil(t, "the reflector to queue update 3", func() bool {
-		rv, err := strconv.ParseUint(inf.LastSyncResourceVersion(), 10, 64)
-		return err == nil && rv >= rv3
-	})
-	gate.Release()
 	hold.waitEntered(t, "handler A to be handling update 2")
-	b.waitKnown(t, "ns/k", "3") // 3 is queued for A too
+	mustUpdate(t, c, cm("ns", "k", "3"))
+	b.waitKnown(t, "ns/k", "3")
 
 	if err := inf.RemoveEventHandler(regA); err != nil {
 		t.Fatal(err)

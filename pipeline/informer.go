@@ -12,6 +12,7 @@ import (
 
 	"github.com/shardinformer/shardinformer/fifo"
 	"github.com/shardinformer/shardinformer/index"
+	"github.com/shardinformer/shardinformer/internal/doorbell"
 	"github.com/shardinformer/shardinformer/shards"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -110,7 +111,9 @@ func New(lw cache.ListerWatcher, exampleObject runtime.Object, defaultEventHandl
 	}
 	inf.mu.resyncCheckPeriod = defaultEventHandlerResyncPeriod
 	for i := range cfg.shards {
-		inf.shards = append(inf.shards, &shard{id: i, inf: inf, part: indexer.Partition(i)})
+		s := &shard{id: i, inf: inf, part: indexer.Partition(i), bell: doorbell.New(), inline: cfg.policy != Block}
+		s.own.items = make([]fifo.Item, 0, cfg.batchSize)
+		inf.shards = append(inf.shards, s)
 	}
 	return inf, nil
 }

@@ -9,8 +9,10 @@ import (
 )
 
 // store is what client-go's reflector writes into: it computes each object's
-// key once and routes the write to the queue of the key's shard. Only the
-// reflector goroutine (and its resync goroutine, for Resync) call it.
+// key once, routes the write to the queue of the key's shard and rings the
+// shard's drain goroutine, or, for a watch event reaching an idle shard,
+// processes it at once (shard.wrote). Only the reflector goroutine (and its
+// resync goroutine, for Resync) call it.
 type store struct {
 	inf       *Informer
 	transform cache.TransformFunc
@@ -33,7 +35,10 @@ func (s *store) route(obj any, write func(*fifo.Queue, string, any) error) error
 		s.inf.cfg.observer.Dropped(err)
 		return err // the reflector logs it with the object
 	}
-	return stopping(write(s.inf.shards[s.inf.router.Of(key)].queue, key, obj))
+	sh := s.inf.shards[s.inf.router.Of(key)]
+	err = stopping(write(sh.queue, key, obj))
+	sh.wrote()
+	return err
 }
 
 // stopping maps fifo.ErrClosed to nil. Queues close only when the informer
@@ -68,7 +73,9 @@ func (s *store) Replace(list []any, resourceVersion string) error {
 		parts[i] = append(parts[i], fifo.Keyed{Key: key, Object: obj})
 	}
 	for i, sh := range s.inf.shards {
-		if err := sh.queue.Replace(parts[i]); err != nil {
+		err := sh.queue.Replace(parts[i])
+		sh.bell.Ring()
+		if err != nil {
 			if errors.Is(err, fifo.ErrClosed) {
 				return nil // see stopping
 			}
@@ -88,6 +95,7 @@ func (s *store) Resync() error {
 	var errs []error
 	for _, sh := range s.inf.shards {
 		errs = append(errs, sh.queue.Resync())
+		sh.bell.Ring()
 	}
 	return errors.Join(errs...)
 }
@@ -102,6 +110,7 @@ func (s *store) mark(resourceVersion string) {
 	m := fifo.Mark{Seq: s.inf.indexer.NextSyncMark(), RV: resourceVersion}
 	for _, sh := range s.inf.shards {
 		sh.queue.Mark(m)
+		sh.bell.Ring()
 	}
 }
 
