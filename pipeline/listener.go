@@ -176,6 +176,7 @@ func (w *worker) run() {
 			if cap(batch) <= maxKeptBuffer {
 				buf = batch[:0] // keep a buffer grown by an overflow drain
 			}
+			initial := int64(0)
 			for i := range batch {
 				if w.l.removed.Load() {
 					return // RemoveEventHandler has returned: deliver nothing more
@@ -189,10 +190,9 @@ func (w *worker) run() {
 				if timed {
 					w.l.inf.cfg.observer.HandlerDone(w.l.name, n.kind, time.Since(start))
 				}
-				if n.kind == KindAdd && n.initial {
-					w.l.addOutstanding(-1)
-				}
+				initial += int64(initialOf(*n))
 			}
+			w.l.addOutstanding(-initial)
 			clear(batch) // let the GC have the objects
 		}
 		if w.l.removed.Load() {

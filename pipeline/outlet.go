@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -71,16 +70,11 @@ func (o *outlet) push(ctx context.Context, n notification) pushed {
 		o.touched = true
 		return pushed{}
 	}
-	// Full. Publish, wake the consumer and give it one chance to run before
-	// falling back to the policy: on a busy machine a worker that was merely
-	// descheduled usually catches up in one time slice.
+	// Full: publish and wake the consumer, then apply the policy. (Yielding
+	// here to let the consumer catch up would put the drain goroutine at the
+	// back of the scheduler's global queue, behind every runnable goroutine.)
 	o.ring.Flush()
 	o.worker.wake()
-	runtime.Gosched()
-	if o.ring.Push(n) {
-		o.touched = true
-		return pushed{}
-	}
 	if o.block {
 		for !o.ring.Push(n) {
 			if !o.ring.WaitSpace(ctx) {

@@ -49,8 +49,10 @@ type shard struct {
 type shardListener struct {
 	l       *listener
 	outlets []*outlet
-	spilled int // overflow counts for the current batch
-	merged  int
+	// For the current batch: overflow counts, and the change in initial-list
+	// adds waiting (added to l.outstanding once per batch, in flush).
+	spilled, merged int
+	initial         int64
 }
 
 func newShardListener(id int, l *listener) *shardListener {
@@ -191,9 +193,7 @@ func (s *shard) publish(n notification, resync bool) {
 }
 
 func (s *shard) pushTo(sl *shardListener, n notification) {
-	if n.kind == KindAdd && n.initial {
-		sl.l.outstanding.Add(1)
-	}
+	sl.initial += int64(initialOf(n))
 	// Under Block the push waits on the listener's context, which is cancelled
 	// when the listener is removed or the informer stops.
 	p := sl.outlets[sl.l.workerFor(n.key)].push(sl.l.ctx, n)
@@ -203,12 +203,20 @@ func (s *shard) pushTo(sl *shardListener, n notification) {
 			sl.merged++
 		}
 	}
-	sl.l.addOutstanding(int64(p.initialDelta))
+	sl.initial += int64(p.initialDelta)
 }
 
 // flush publishes every touched outlet once and wakes parked workers.
 func (s *shard) flush() {
 	for _, sl := range s.listeners {
+		// Count initial-list adds before the consumer can see them in the
+		// rings. Overflowed ones it may handle earlier: the count dips below
+		// its true value only while the informer (or, for a late listener,
+		// its join) has not synced, when HasSynced is false anyway.
+		if sl.initial != 0 {
+			sl.l.addOutstanding(sl.initial)
+			sl.initial = 0
+		}
 		for i, o := range sl.outlets {
 			if o.flush() {
 				sl.l.workers[i].wake()
