@@ -20,7 +20,7 @@ import (
 // the producer side of the outlets, the listeners slice) belongs to whoever
 // holds own: the shard's drain goroutine, which processes batches and parks
 // on bell when nothing is pending, or the reflector goroutine, which processes
-// its own write at once when it finds the drain goroutine parked (drainIdle).
+// its own write at once when it finds the drain goroutine parked (wrote).
 // The role moves between them only through own, so each write of the
 // partition and each ring push happens after the previous one.
 type shard struct {
@@ -106,14 +106,15 @@ func (s *shard) pending() bool {
 }
 
 // wrote is called by the reflector goroutine after it wrote one object to the
-// queue. If the drain goroutine is parked (the shard is idle) and the drain
-// role is free, the reflector processes the write itself: at the event rates
-// where the shard keeps up, that saves the handoff to the drain goroutine,
-// which on a busy machine waits in the scheduler's run queue behind whatever
-// else is runnable. Otherwise, and for whatever is left, it rings the drain
-// goroutine, which then works in batches.
-func (s *shard) wrote() {
-	if s.inline && s.bell.Armed() && s.own.TryLock() {
+// queue; idle says that it had been waiting for the event (store.inlineGap).
+// If so, and the drain goroutine is parked (the shard is idle too) and the
+// drain role is free, the reflector processes the write itself: at the event
+// rates where the shard keeps up, that saves the handoff to the drain
+// goroutine, which on a busy machine waits in the scheduler's run queue behind
+// whatever else is runnable. Otherwise, and for whatever is left, it rings
+// the drain goroutine, which works in batches in parallel with the reflector.
+func (s *shard) wrote(idle bool) {
+	if idle && s.inline && s.bell.Armed() && s.own.TryLock() {
 		s.passLocked()
 		s.own.Unlock()
 		if !s.queue.Pending() {
