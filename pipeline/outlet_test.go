@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/shardinformer/shardinformer/internal/doorbell"
@@ -140,4 +143,182 @@ func checkOverflowWalks(t *testing.T, budget int64, seed uint64) int {
 		t.Fatalf("Coalescing hook calls %v end inside an episode", eps.calls)
 	}
 	return merged
+}
+
+// The outlets of one listener count the notifications they keep exactly
+// against one budget: however the pushes spread over the outlets, those never
+// exceed the budget, the merged part holds at most one entry per key, and
+// coalescing starts only once the budget is spent. Once the consumer has taken
+// everything the backlog is back to zero and no chunk is left, so the next
+// burst within the budget is kept exactly again: the backlog shrinks back
+// after a burst.
+func TestBacklogStaysWithinBudgetAndShrinks(t *testing.T) {
+	const outlets, keysPer, budget = 4, 50, 3000
+	b := &backlog{budget: budget, name: "test", observer: &episodes{}, logger: klog.Background()}
+	var outs []*outlet
+	for range outlets {
+		o, err := newOutlet(&worker{bell: doorbell.New()}, 2, false, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs = append(outs, o)
+	}
+	check := func(when string) (exact int) {
+		t.Helper()
+		depth := 0
+		for _, o := range outs {
+			o.mu.Lock()
+			for _, c := range o.mu.over.exact {
+				exact += len(c)
+			}
+			depth += o.mu.over.depth()
+			o.mu.Unlock()
+		}
+		if held := b.held.Load(); held != int64(exact) || exact > budget {
+			t.Fatalf("%s: %d notifications kept exactly, backlog holds %d, budget %d", when, exact, held, budget)
+		}
+		if depth > budget+outlets*keysPer {
+			t.Fatalf("%s: %d in overflows, more than budget %d + %d keys", when, depth, budget, outlets*keysPer)
+		}
+		return exact
+	}
+	version := 0
+	burst := func(perOutlet int) (merged int) {
+		for i := range perOutlet * outlets {
+			o := outs[i%outlets]
+			key := fmt.Sprintf("ns/o%d-k%d", i%outlets, i/outlets%keysPer)
+			version++
+			if o.push(context.Background(), notification{kind: KindUpdate, key: key, old: version - 1, obj: version}).merged {
+				merged++
+			}
+			o.flush()
+			// Each burst starts drained, so nothing has been taken meanwhile.
+			if exact := check(fmt.Sprintf("push %d", i)); b.isCoalescing() && exact < budget {
+				t.Fatalf("push %d: coalescing with %d of %d kept exactly", i, exact, budget)
+			}
+		}
+		return merged
+	}
+	drain := func() (got int) {
+		for _, o := range outs {
+			for {
+				batch := o.take(make([]notification, 0, 4))
+				if len(batch) == 0 {
+					break
+				}
+				got += len(batch)
+				check("take")
+			}
+		}
+		return got
+	}
+
+	// A burst of three times the budget: the budget fills, the rest merges.
+	merged := burst(3 * budget / outlets)
+	if merged == 0 || !b.isCoalescing() {
+		t.Fatalf("burst of 3× the budget: %d merged, coalescing %v", merged, b.isCoalescing())
+	}
+	if exact := check("after the burst"); exact != budget {
+		t.Errorf("after the burst %d notifications kept exactly, want the budget, %d", exact, budget)
+	}
+	drain()
+	for i, o := range outs {
+		if o.mu.over.exact != nil || o.mu.over.entries != nil || o.hasOverflow.Load() {
+			t.Errorf("outlet %d keeps its overflow after being drained", i)
+		}
+	}
+	if held := b.held.Load(); held != 0 || b.isCoalescing() {
+		t.Fatalf("after draining: backlog holds %d, coalescing %v", held, b.isCoalescing())
+	}
+
+	// A second burst within the budget: nothing merged, every notification
+	// delivered.
+	const within = 500
+	if merged := burst(within); merged != 0 {
+		t.Errorf("burst within the budget after a drained one: %d merged", merged)
+	}
+	if got := drain(); got != within*outlets {
+		t.Errorf("burst within the budget: %d delivered, want %d", got, within*outlets)
+	}
+	if held := b.held.Load(); held != 0 {
+		t.Errorf("after the second drain: backlog holds %d", held)
+	}
+}
+
+// The same properties with each outlet's producer and consumer on their own
+// goroutines (as drain goroutines and listener workers are): the reserved
+// count never exceeds the budget at any moment a checker looks, every
+// notification reaches the consumer or was merged, and once everything is
+// taken the backlog is zero.
+func TestBacklogBudgetUnderConcurrency(t *testing.T) {
+	const outlets, pushes, keys, budget = 4, 20000, 64, 1500
+	b := &backlog{budget: budget, name: "test", observer: NopObserver{}, logger: klog.Background()}
+	var wg sync.WaitGroup
+	done, checked := make(chan struct{}), make(chan struct{})
+	var over atomic.Bool
+	go func() { // checker
+		defer close(checked)
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if h := b.held.Load(); h > budget || h < 0 {
+				over.Store(true)
+			}
+		}
+	}()
+	var received, merged atomic.Int64
+	outs := make([]*outlet, outlets)
+	for i := range outlets {
+		o, err := newOutlet(&worker{bell: doorbell.New()}, 8, false, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs[i] = o
+		finished := make(chan struct{})
+		wg.Add(2)
+		go func() { // producer
+			defer wg.Done()
+			defer close(finished)
+			for v := range pushes {
+				if o.push(context.Background(), notification{kind: KindUpdate, key: fmt.Sprint("ns/k", v%keys), old: v - 1, obj: v}).merged {
+					merged.Add(1)
+				}
+				o.flush()
+			}
+		}()
+		go func() { // consumer: takes until the producer is done and nothing is left
+			defer wg.Done()
+			buf := make([]notification, 0, 16)
+			for {
+				batch := o.take(buf)
+				received.Add(int64(len(batch)))
+				if len(batch) > 0 {
+					continue
+				}
+				select {
+				case <-finished:
+					if !o.ready() {
+						return
+					}
+				default:
+					runtime.Gosched()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(done)
+	<-checked
+	if over.Load() {
+		t.Errorf("the backlog exceeded its budget of %d notifications", budget)
+	}
+	if got, want := received.Load()+merged.Load(), int64(outlets*pushes); got != want {
+		t.Errorf("received %d + merged %d = %d, pushed %d", received.Load(), merged.Load(), got, want)
+	}
+	if held := b.held.Load(); held != 0 || b.isCoalescing() {
+		t.Errorf("after draining: backlog holds %d, coalescing %v", held, b.isCoalescing())
+	}
 }
