@@ -9,7 +9,9 @@ import (
 
 // notification is one event for one listener. For an add, obj is the new
 // object; for an update, old and obj; for a delete, obj is the final state or
-// a cache.DeletedFinalStateUnknown.
+// a cache.DeletedFinalStateUnknown, and old the object the cache held (nil if
+// none), which the listener was last told about: a coalesced overflow that
+// starts with the delete needs it (pending).
 type notification struct {
 	kind    EventKind
 	initial bool // add from the initial list (isInInitialList)

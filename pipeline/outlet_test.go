@@ -96,7 +96,9 @@ func checkOverflowWalks(t *testing.T, budget int64, seed uint64) int {
 		if cur, ok := truth[k]; ok {
 			version++
 			if rng.IntN(3) == 0 {
-				n = notification{kind: KindDelete, key: k, obj: cur}
+				// The final state has a version of its own, as a real API
+				// server's delete does; old is what the cache held.
+				n = notification{kind: KindDelete, key: k, old: cur, obj: version}
 				delete(truth, k)
 			} else {
 				n = notification{kind: KindUpdate, key: k, old: cur, obj: version}

@@ -183,10 +183,14 @@ func newPending(n notification) pending {
 	case KindUpdate:
 		p.knew, p.known = true, n.old
 	case KindDelete:
-		p.knew, p.tomb = true, n.obj
-		p.known = n.obj
-		if t, ok := n.obj.(cache.DeletedFinalStateUnknown); ok {
-			p.known = t.Obj
+		// The object the listener last saw is the one the cache held, not the
+		// final state, which a real API server gives a newer resourceVersion.
+		p.knew, p.tomb, p.known = true, n.obj, n.old
+		if p.known == nil {
+			p.known = n.obj
+			if t, ok := n.obj.(cache.DeletedFinalStateUnknown); ok {
+				p.known = t.Obj
+			}
 		}
 	}
 	p.apply(n)

@@ -175,9 +175,9 @@ func (s *shard) apply(it *fifo.Item, st *BatchStats) {
 				s.publish(notification{kind: KindAdd, key: it.Key, obj: d.Object, initial: it.Initial}, false)
 			}
 		case cache.Deleted:
-			s.part.Delete(it.Key)
+			old, _ := s.part.Delete(it.Key)
 			st.Deletes++
-			s.publish(notification{kind: KindDelete, key: it.Key, obj: d.Object}, false)
+			s.publish(notification{kind: KindDelete, key: it.Key, old: old, obj: d.Object}, false)
 		}
 	}
 }
