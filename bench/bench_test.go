@@ -17,7 +17,7 @@ var (
 	benchObjects    = envInt("BENCH_OBJECTS", 100_000)
 	benchNamespaces = envInt("BENCH_NAMESPACES", 100)
 	benchUpdates    = envInt("BENCH_UPDATES", benchObjects)
-	benchCPUUpdates = envInt("BENCH_CPU_UPDATES", min(50_000, benchObjects))
+	benchCPUUpdates = envInt("BENCH_CPU_UPDATES", 2*benchObjects)
 	benchLatEvents  = envInt("BENCH_LATENCY_EVENTS", min(50_000, benchObjects))
 	benchRate       = envInt("BENCH_RATE", 50_000)
 	benchStallEvts  = envInt("BENCH_STALL_UPDATES", 2*benchObjects)
@@ -86,84 +86,102 @@ func newEnv(b *testing.B, cfg Config) *Env {
 	return e
 }
 
-// BenchmarkInitialSync: workload 1, the time until HasSynced and one handler
-// has seen every initial add, with LIST+WATCH and with WatchList.
+// BenchmarkInitialSync: workload 1, the time until HasSynced and every
+// handler (1 or 4) has seen every initial add, with LIST+WATCH and with
+// WatchList.
 func BenchmarkInitialSync(b *testing.B) {
 	for _, list := range []string{"list", "watchlist"} {
-		for _, impl := range Impls {
-			b.Run(fmt.Sprintf("impl=%s/objects=%d/list=%s", impl, benchObjects, list), func(b *testing.B) {
-				e := newEnv(b, Config{Impl: impl, Objects: benchObjects, WatchList: list == "watchlist"})
-				var acc accumulator
-				for range b.N {
-					r, err := e.Sync(b)
-					if err != nil {
-						b.Fatal(err)
+		for _, handlers := range []int{1, 4} {
+			for _, impl := range Impls {
+				b.Run(fmt.Sprintf("impl=%s/objects=%d/list=%s/handlers=%d", impl, benchObjects, list, handlers), func(b *testing.B) {
+					e := newEnv(b, Config{Impl: impl, Objects: benchObjects, WatchList: list == "watchlist"})
+					var acc accumulator
+					for range b.N {
+						r, err := e.Sync(b, handlers)
+						if err != nil {
+							b.Fatal(err)
+						}
+						acc.add(r)
 					}
-					acc.add(r)
-				}
-				acc.report(b)
-			})
+					acc.report(b)
+				})
+			}
 		}
 	}
 }
 
+// producers are the two ways the update workloads produce their batch:
+// behind the watch gate (the informer's drain of a backlog is timed) and
+// live (the producer writes while the informer drains, competing for the
+// CPU as a decoding reflector does).
+var producers = []struct {
+	name string
+	live bool
+}{{"gate", false}, {"live", true}}
+
 // BenchmarkUpdates: workloads 2 and 3, steady updates to cached objects with 1
-// and 4 handlers, and with 0, 1 and 4 goroutines reading the cache.
+// and 4 handlers, and with 0, 1 and 4 goroutines reading the cache; each with
+// the producer behind the gate and live.
 func BenchmarkUpdates(b *testing.B) {
 	cases := []struct{ handlers, readers int }{{1, 0}, {4, 0}, {1, 1}, {1, 4}}
-	for _, c := range cases {
-		for _, impl := range Impls {
-			name := fmt.Sprintf("impl=%s/objects=%d/handlers=%d/readers=%d", impl, benchObjects, c.handlers, c.readers)
-			b.Run(name, func(b *testing.B) {
-				e := newEnv(b, Config{Impl: impl, Objects: benchObjects, MaxEvents: benchUpdates})
-				var hs []*Handler
-				var regs []Registration
-				for range c.handlers {
-					h := NewHandler(0)
-					hs = append(hs, h)
-					regs = append(regs, Registration{Handler: h})
-				}
-				if err := e.Start(regs...); err != nil {
-					b.Fatal(err)
-				}
-				defer e.Stop()
-				var acc accumulator
-				for range b.N {
-					r, err := e.Updates(b, benchUpdates, hs, c.readers)
-					if err != nil {
+	for _, p := range producers {
+		for _, c := range cases {
+			for _, impl := range Impls {
+				name := fmt.Sprintf("impl=%s/objects=%d/producer=%s/handlers=%d/readers=%d", impl, benchObjects, p.name, c.handlers, c.readers)
+				b.Run(name, func(b *testing.B) {
+					e := newEnv(b, Config{Impl: impl, Objects: benchObjects, MaxEvents: benchUpdates})
+					var hs []*Handler
+					var regs []Registration
+					for range c.handlers {
+						h := NewHandler(0)
+						hs = append(hs, h)
+						regs = append(regs, Registration{Handler: h})
+					}
+					if err := e.Start(regs...); err != nil {
 						b.Fatal(err)
 					}
-					acc.add(r)
-				}
-				acc.report(b)
-			})
+					defer e.Stop()
+					var acc accumulator
+					for range b.N {
+						r, err := e.Updates(b, benchUpdates, hs, UpdateOptions{Readers: c.readers, Live: p.live})
+						if err != nil {
+							b.Fatal(err)
+						}
+						acc.add(r)
+					}
+					acc.report(b)
+				})
+			}
 		}
 	}
 }
 
 // BenchmarkCPUHandler: workload 4, one handler doing 20 µs of CPU work per
-// event: client-go's handler (one goroutine) against AddParallelEventHandler
+// event, which must see every update (BENCH_CPU_UPDATES, default two per
+// pod): client-go's handler (one goroutine) against AddParallelEventHandler
 // with GOMAXPROCS workers.
 func BenchmarkCPUHandler(b *testing.B) {
 	work := Work(20 * time.Microsecond)
-	for _, impl := range Impls {
-		b.Run(fmt.Sprintf("impl=%s/objects=%d/work=20us", impl, benchObjects), func(b *testing.B) {
-			e := newEnv(b, Config{Impl: impl, Objects: benchObjects, MaxEvents: benchCPUUpdates})
-			h := NewHandler(work)
-			if err := e.Start(Registration{Handler: h, Workers: runtime.GOMAXPROCS(0)}); err != nil {
-				b.Fatal(err)
-			}
-			defer e.Stop()
-			var acc accumulator
-			for range b.N {
-				r, err := e.Updates(b, benchCPUUpdates, []*Handler{h}, 0)
-				if err != nil {
+	for _, p := range producers {
+		for _, impl := range Impls {
+			b.Run(fmt.Sprintf("impl=%s/objects=%d/producer=%s/work=20us", impl, benchObjects, p.name), func(b *testing.B) {
+				e := newEnv(b, Config{Impl: impl, Objects: benchObjects, MaxEvents: benchCPUUpdates})
+				h := NewHandler(work)
+				if err := e.Start(Registration{Handler: h, Workers: runtime.GOMAXPROCS(0)}); err != nil {
 					b.Fatal(err)
 				}
-				acc.add(r)
-			}
-			acc.report(b)
-		})
+				defer e.Stop()
+				var acc accumulator
+				for range b.N {
+					r, err := e.Updates(b, benchCPUUpdates, []*Handler{h}, UpdateOptions{Live: p.live, Every: true})
+					if err != nil {
+						b.Fatal(err)
+					}
+					acc.add(r)
+				}
+				acc.report(b)
+			})
+		}
 	}
 }
 
@@ -175,7 +193,10 @@ func BenchmarkStalledHandler(b *testing.B) {
 		impl   Impl
 		policy pipeline.FullRingPolicy
 	}
-	vs := []variant{{ClientGo, pipeline.Grow}, {ShardInformer, pipeline.Coalesce}, {ShardInformer, pipeline.Block}, {ShardInformer, pipeline.Grow}}
+	vs := []variant{{ClientGo, pipeline.Grow}}
+	for _, p := range pipeline.FullRingPolicies() {
+		vs = append(vs, variant{ShardInformer, p})
+	}
 	for _, v := range vs {
 		b.Run(fmt.Sprintf("impl=%s/objects=%d/policy=%s", v.impl, benchObjects, v.policy), func(b *testing.B) {
 			e := newEnv(b, Config{Impl: v.impl, Objects: benchObjects, MaxEvents: benchStallEvts,

@@ -17,23 +17,33 @@
 //
 // # Workloads
 //
-//   - BenchmarkInitialSync: from creating the informer until HasSynced and one
-//     handler has seen every initial add. Run with LIST+WATCH (list=list: the
-//     fake API opts out of WatchList through IsWatchListSemanticsUnSupported)
-//     and with WatchList (list=watchlist: the initial list streams as watch
-//     events ending in the initial-events-end bookmark). Reports objects/s,
-//     allocs/object, heap-B/object and cache-B/object (below).
-//   - BenchmarkUpdates: one update per cached pod (BENCH_UPDATES, default =
-//     objects), written to the fake API with the watch gate shut (see gate.go)
-//     and timed from lifting the gate until every handler has seen the last
-//     event of every updated key: the informer's drain rate of a backlog;
-//     handlers=1 and 4 with readers=0, and handlers=1 with readers=1 and 4
-//     goroutines looping over ByIndex(namespace) plus GetByKey. Reports
-//     events/s, deliveries/s (handler calls over all handlers), reads/s
-//     (one ByIndex + one GetByKey each) and allocs/event (readers=0 only).
+//   - BenchmarkInitialSync: from creating the informer until HasSynced and
+//     every handler (handlers=1 and 4) has seen every initial add. Run with
+//     LIST+WATCH (list=list: the fake API opts out of WatchList through
+//     IsWatchListSemanticsUnSupported) and with WatchList (list=watchlist: the
+//     initial list streams as watch events ending in the initial-events-end
+//     bookmark). Reports objects/s, allocs/object, heap-B/object and
+//     cache-B/object (below).
+//   - BenchmarkUpdates: BENCH_UPDATES updates (default = objects; run.sh
+//     uses 5 × objects), the cached pods in turn, timed until every handler
+//     has seen the last event of every updated key; handlers=1 and 4 with
+//     readers=0, and handlers=1 with readers=1 and 4 goroutines looping over
+//     ByIndex(namespace) plus GetByKey. Each in two producer modes:
+//     producer=gate writes the batch to the fake API with the watch gate shut
+//     (see gate.go) and times from lifting the gate: the informer's drain rate
+//     of a backlog, the producer taking no CPU from it; producer=live times
+//     from the first write while the producer goes on writing as the informer
+//     drains, as a reflector decoding a watch stream does, so the two compete
+//     for the CPU (the realistic case; the same producer for both
+//     implementations). Reports events/s, deliveries/s (handler calls over
+//     all handlers), reads/s (one ByIndex + one GetByKey each) and
+//     allocs/event (readers=0 only).
 //   - BenchmarkCPUHandler: one handler burning 20 µs of CPU per event
 //     (calibrated spin loop, not a sleep): client-go's single handler
-//     goroutine against AddParallelEventHandler with GOMAXPROCS workers.
+//     goroutine against AddParallelEventHandler with GOMAXPROCS workers,
+//     BENCH_CPU_UPDATES updates (default two per pod), timed until the handler
+//     has been called for every one of them (a coalescing informer would
+//     never finish); producer=gate and producer=live as above.
 //   - BenchmarkStalledHandler: a handler blocked for the whole run beside a
 //     normal one; BENCH_STALL_UPDATES (default 2 × objects) updates, each a
 //     newly allocated object as a decoder would produce. Reports the normal
@@ -69,22 +79,22 @@
 // pointers, so decoding is excluded and the input is identical. Pods are realistic (labels, annotations, owner,
 // two containers with env, resources, probes, status; see apisim.NewPod), built once
 // per process; updates are shallow copies (their own ObjectMeta and status
-// structs, shared maps and slices) numbered through Generation. The update
-// benchmarks update each key at most once per op, so no Coalesce merging can
-// happen and deliveries = events × handlers; if that ever differs, a
-// coalesced-frac metric says by how much.
+// structs, shared maps and slices) numbered through Generation. Under the
+// default full-ring policy every update reaches every handler while its
+// backlog is within budget, so deliveries = events × handlers; if that ever
+// differs, a coalesced-frac metric says by how much.
 //
-// The producer would share the CPUs with the informer under test (0.35 to 0.5
-// µs per event at 100k objects: the fake API's store, the resourceVersion, the
-// channel send; on two cores that is a large share, the same for both
-// implementations, and it held the informer's throughput down). So Updates
-// writes its batch before the timed region, behind a shut gate, and times the
-// drain; every watch passes through a forwarding goroutine (gate.go) standing
-// in for client-go's StreamWatcher, one handoff per event for both. Latency
-// and StalledHandler write during the timed region, paced or not; they write
-// with fakeapi's UpdateKeyed and keys computed once per process, laid out
-// back to back in memory, so that the fake API does not read each object's
-// cold strings to build its key.
+// The producer shares the CPUs with the informer under test in the live mode
+// (0.35 to 0.5 µs per event at 100k objects: the fake API's store, the
+// resourceVersion, the channel send; on two cores that is a large share, the
+// same for both implementations). The gate mode takes it out: the batch is
+// written before the timed region and the drain is timed. Every watch passes
+// through a forwarding goroutine (gate.go) standing in for client-go's
+// StreamWatcher, one handoff per event for both. Latency and StalledHandler
+// write during the timed region, paced or not. Producers write with fakeapi's
+// UpdateKeyed and keys computed once per process, laid out back to back in
+// memory, so that the fake API does not read each object's cold strings to
+// build its key.
 //
 // The fake API's watch buffer is sized for every event of a run, so a watch is
 // never closed for lagging, and its history is kept at one event (its

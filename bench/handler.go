@@ -29,6 +29,9 @@ type Handler struct {
 	wantFinals atomic.Int64
 	done       atomic.Pointer[chan struct{}]
 
+	everyWant atomic.Int64 // update calls, ever, at which everyDone closes
+	everyDone atomic.Pointer[chan struct{}]
+
 	lat  atomic.Pointer[latencyRec]
 	gate atomic.Pointer[chan struct{}] // non-nil: closed gate; calls wait on it
 }
@@ -40,6 +43,7 @@ var _ cache.ResourceEventHandler = (*Handler)(nil)
 func NewHandler(work int) *Handler {
 	h := &Handler{work: work}
 	h.finalGen.Store(math.MaxInt64)
+	h.everyWant.Store(math.MaxInt64)
 	return h
 }
 
@@ -62,7 +66,9 @@ func (h *Handler) OnUpdate(_, newObj any) {
 	if r := h.lat.Load(); r != nil {
 		r.record(gen)
 	}
-	h.updates.Add(1)
+	if h.updates.Add(1) == h.everyWant.Load() {
+		close(*h.everyDone.Load())
+	}
 	if gen >= h.finalGen.Load() && h.finals.Add(1) == h.wantFinals.Load() {
 		close(*h.done.Load())
 	}
@@ -101,6 +107,16 @@ func (h *Handler) arm(b batch) <-chan struct{} {
 	h.done.Store(&ch)
 	h.wantFinals.Store(b.finals)
 	h.finalGen.Store(b.finalGen)
+	return ch
+}
+
+// armEvery prepares the handler for a batch of n updates all of which it must
+// see; the returned channel is closed after n more update calls. Call it
+// before the batch's first write.
+func (h *Handler) armEvery(n int64) <-chan struct{} {
+	ch := make(chan struct{})
+	h.everyDone.Store(&ch)
+	h.everyWant.Store(h.updates.Load() + n)
 	return ch
 }
 

@@ -45,21 +45,24 @@ func (r *Result) add(unit string, v float64) { r.Metrics = append(r.Metrics, Met
 const handlerTimeout = 10 * time.Minute
 
 // Sync times an initial sync: from creating the informer until it has synced
-// and one handler has seen every initial add. It reports objects/s,
-// heap-B/object (heap retained once synced, minus the fake API's watch
-// buffer, per object), cache-B/object (the same minus the per-object copy of
-// the Pod struct that client-go's reflector allocates when it lists, i.e. the
-// informer's own structures per object), and allocs/object. The env must not
-// be started; it is stopped again on return.
-func (e *Env) Sync(t Timer) (Result, error) {
+// and each of handlers handlers has seen every initial add. It reports
+// objects/s, heap-B/object (heap retained once synced, minus the fake API's
+// watch buffer, per object), cache-B/object (the same minus the per-object
+// copy of the Pod struct that client-go's reflector allocates when it lists,
+// i.e. the informer's own structures per object), and allocs/object. The env
+// must not be started; it is stopped again on return.
+func (e *Env) Sync(t Timer, handlers int) (Result, error) {
 	var res Result
 	e.resetWatchCounts()
-	h := NewHandler(0)
+	var regs []Registration
+	for range max(1, handlers) {
+		regs = append(regs, Registration{Handler: NewHandler(0)})
+	}
 	heap0 := heapInUse()
 	m0 := mallocs()
 	t.StartTimer()
 	start := time.Now()
-	err := e.Start(Registration{Handler: h})
+	err := e.Start(regs...)
 	res.Elapsed = time.Since(start)
 	t.StopTimer()
 	defer e.Stop()
@@ -100,16 +103,30 @@ func waitFor(cond func() bool) error {
 	return nil
 }
 
-// Updates writes n updates (one per pod while n <= objects) to the fake API
-// with the watch gate shut, then times the informer draining them: from
-// lifting the gate until every handler has seen the last event of every
-// updated key. The producer thus takes no CPU from the informer under test
-// (see gate). Meanwhile readers goroutines loop over ByIndex(namespace) plus
-// GetByKey. It reports events/s, deliveries/s (handler calls, all handlers),
-// reads/s when there are readers, and allocs/event (every allocation in the
-// process during the drain) when there are none. The env must be started with
-// handlers hs.
-func (e *Env) Updates(t Timer, n int, hs []*Handler, readers int) (Result, error) {
+// UpdateOptions says how Updates produces its batch and what it waits for.
+type UpdateOptions struct {
+	// Readers is the number of goroutines looping over ByIndex(namespace)
+	// plus GetByKey meanwhile.
+	Readers int
+	// Live makes the producer write the batch while the informer drains it,
+	// competing for the CPU as a reflector decoding a watch stream does; the
+	// timed region runs from the first write. Otherwise the batch is written
+	// behind the shut watch gate and only the informer's drain is timed.
+	Live bool
+	// Every waits until every handler has been called for every update;
+	// otherwise for the last update of every key (all of them while each key
+	// is updated at most once).
+	Every bool
+}
+
+// Updates writes n updates (one per pod and round, the pods in turn) to the
+// fake API and times the informer delivering them to handlers hs: behind the
+// watch gate (the drain of a backlog) or live (see UpdateOptions). It reports
+// events/s, deliveries/s (handler calls, all handlers), reads/s when there
+// are readers, and allocs/event (every allocation in the process during the
+// timed region) when there are none. The env must be started with handlers
+// hs.
+func (e *Env) Updates(t Timer, n int, hs []*Handler, o UpdateOptions) (Result, error) {
 	var res Result
 	b := e.newBatch(n)
 	upd := e.updates(n)
@@ -117,21 +134,34 @@ func (e *Env) Updates(t Timer, n int, hs []*Handler, readers int) (Result, error
 	dones := make([]<-chan struct{}, len(hs))
 	before := make([]int64, len(hs))
 	for i, h := range hs {
-		dones[i] = h.arm(b)
 		before[i] = h.Updates()
+		if o.Every {
+			dones[i] = h.armEvery(int64(n))
+		} else {
+			dones[i] = h.arm(b)
+		}
 	}
-	e.lw.gate.shut()
-	defer e.lw.gate.lift()
-	if err := e.produce(upd, nil, nil); err != nil {
-		return res, err
+	if !o.Live {
+		e.lw.gate.shut()
+		defer e.lw.gate.lift()
+		if err := e.produce(upd, nil, nil); err != nil {
+			return res, err
+		}
 	}
 	runtime.GC()
-	stopReaders := startReaders(e.Indexer(), e.set, readers)
+	stopReaders := startReaders(e.Indexer(), e.set, o.Readers)
 	m0 := mallocs()
 	t.StartTimer()
 	start := time.Now()
-	e.lw.gate.lift()
-	err := waitAll(dones)
+	var err error
+	if o.Live {
+		err = e.produce(upd, nil, nil)
+	} else {
+		e.lw.gate.lift()
+	}
+	if err == nil {
+		err = waitAll(dones)
+	}
 	res.Elapsed = time.Since(start)
 	t.StopTimer()
 	m1 := mallocs()
@@ -149,14 +179,14 @@ func (e *Env) Updates(t Timer, n int, hs []*Handler, readers int) (Result, error
 	sec := res.Elapsed.Seconds()
 	res.add("events/s", float64(n)/sec)
 	res.add("deliveries/s", float64(deliveries)/sec)
-	if readers > 0 {
+	if o.Readers > 0 {
 		res.add("reads/s", float64(reads)/sec)
 	} else {
 		res.add("allocs/event", float64(m1-m0)/float64(n))
 	}
 	if want := int64(n) * int64(len(hs)); deliveries != want {
-		// Only possible when a key is updated more than once per batch and a
-		// ring overflowed under Coalesce: say so rather than hide it.
+		// Only possible when a key is updated more than once per batch and
+		// overflow was merged per key: say so rather than hide it.
 		res.add("coalesced-frac", 1-float64(deliveries)/float64(want))
 	}
 	return res, nil

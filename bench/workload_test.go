@@ -20,12 +20,12 @@ func TestWorkloads(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if _, err := e.Sync(NopTimer{}); err != nil {
+				if _, err := e.Sync(NopTimer{}, 2); err != nil {
 					t.Fatalf("Sync(watchList=%v): %v", wl, err)
 				}
 			}
 
-			e, err := NewEnv(Config{Impl: impl, Objects: objects, Namespaces: 7, MaxEvents: 4 * objects})
+			e, err := NewEnv(Config{Impl: impl, Objects: objects, Namespaces: 7, MaxEvents: 5 * objects})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -35,7 +35,7 @@ func TestWorkloads(t *testing.T) {
 			}
 			for _, n := range []int{objects, objects / 3} {
 				u1, u2 := h1.Updates(), h2.Updates()
-				r, err := e.Updates(NopTimer{}, n, []*Handler{h1, h2}, 2)
+				r, err := e.Updates(NopTimer{}, n, []*Handler{h1, h2}, UpdateOptions{Readers: 2, Live: n < objects})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -45,6 +45,14 @@ func TestWorkloads(t *testing.T) {
 				if !hasMetric(r, "reads/s") {
 					t.Errorf("Updates with readers: no reads/s in %v", r.Metrics)
 				}
+			}
+			// Two updates per key, live, waiting for every one of them.
+			u1, u2 := h1.Updates(), h2.Updates()
+			if _, err := e.Updates(NopTimer{}, 2*objects, []*Handler{h1, h2}, UpdateOptions{Live: true, Every: true}); err != nil {
+				t.Fatal(err)
+			}
+			if d1, d2 := h1.Updates()-u1, h2.Updates()-u2; d1 != 2*objects || d2 != 2*objects {
+				t.Errorf("Updates(every): handlers saw %d and %d updates, want %d", d1, d2, 2*objects)
 			}
 			r, err := e.Latency(NopTimer{}, objects, h1, 20000)
 			if err != nil {
@@ -57,7 +65,7 @@ func TestWorkloads(t *testing.T) {
 
 			policies := []pipeline.FullRingPolicy{pipeline.Grow}
 			if impl == ShardInformer {
-				policies = []pipeline.FullRingPolicy{pipeline.Coalesce, pipeline.Block, pipeline.Grow}
+				policies = pipeline.FullRingPolicies()
 			}
 			for _, p := range policies {
 				e, err := NewEnv(Config{Impl: impl, Objects: objects, Namespaces: 7, MaxEvents: 4 * objects,

@@ -36,27 +36,28 @@ func init() {
 	})
 	// Tiny rings and slow handlers so that every full-ring policy is
 	// actually exercised during the churn. They also cover the other
-	// decoders: the wire without the diet on one worker (its single
+	// decoders in turn: the wire without the diet on one worker (its single
 	// goroutine path) and on four (more workers than cores: reordering),
 	// and client-go's decoder under our core.
-	for _, v := range []struct {
-		p       pipeline.FullRingPolicy
-		decoder string
-		wire    []wire.Option
+	decoders := []struct {
+		name string
+		wire []wire.Option
 	}{
-		{pipeline.Coalesce, "wire-w1", []wire.Option{wire.WithWorkers(1)}},
-		{pipeline.Block, "wire-w4", []wire.Option{wire.WithWorkers(4)}},
-		{pipeline.Grow, "client-go-decoder", nil},
-	} {
+		{"wire-w1", []wire.Option{wire.WithWorkers(1)}},
+		{"wire-w4", []wire.Option{wire.WithWorkers(4)}},
+		{"client-go-decoder", nil},
+	}
+	for i, p := range pipeline.FullRingPolicies() {
+		d := decoders[i%len(decoders)]
 		impls = append(impls, impl{
-			name:        "shardinformer/ring8/" + v.p.String() + "/" + v.decoder,
-			newInformer: ours(pipeline.WithShards(2), pipeline.WithRingCapacity(8), pipeline.WithFullRingPolicy(v.p)),
+			name:        "shardinformer/ring8/" + p.String() + "/" + d.name,
+			newInformer: ours(pipeline.WithShards(2), pipeline.WithRingCapacity(8), pipeline.WithFullRingPolicy(p)),
 			addParallel: addParallel,
 			handlers: []handlerSpec{
 				{name: "slow-serial", delay: 100 * time.Microsecond},
 				{name: "slow-parallel3", parallel: 3, delay: 200 * time.Microsecond},
 			},
-			wire: v.wire,
+			wire: d.wire,
 		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/shardinformer/shardinformer/fifo"
+	"github.com/shardinformer/shardinformer/internal/doorbell"
 )
 
 const benchKeys = 1000
@@ -39,6 +40,7 @@ func BenchmarkUpdateThroughput(b *testing.B) {
 		b.ReportAllocs()
 		known := newMapKnown()
 		q := newQueue(b, fifo.Config{Known: known})
+		bell := doorbell.New() // the consumer parks on it; the producer rings after each write
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		b.ResetTimer()
@@ -48,7 +50,7 @@ func BenchmarkUpdateThroughput(b *testing.B) {
 			for seen := 0; seen < b.N; {
 				buf = q.Pop(buf[:0], 128)
 				if len(buf) == 0 {
-					if !q.Wait(ctx) {
+					if !bell.Wait(ctx, q.Pending) {
 						return
 					}
 					continue
@@ -65,6 +67,7 @@ func BenchmarkUpdateThroughput(b *testing.B) {
 			if err := q.Update(keys[k], objs[k]); err != nil {
 				b.Fatal(err)
 			}
+			bell.Ring()
 		}
 		wg.Wait()
 		b.StopTimer()

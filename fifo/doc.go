@@ -35,9 +35,13 @@
 //
 // # Concurrency
 //
-// Any number of goroutines may write; exactly one goroutine (the shard's drain
-// goroutine) calls Pop, Done and Wait. All state is guarded by one mutex, held
-// only for map and slice operations; the partition passed as Known is read
-// under it (reads take no lock there). The consumer parks on a one-slot
-// doorbell channel, so an idle queue costs no CPU.
+// Any number of goroutines may write. One consumer at a time calls Pop and
+// Done (the pipeline's shard: its drain goroutine, or the reflector goroutine
+// draining an idle shard itself; the role moves between them under the
+// shard's mutex). All state is guarded by one mutex, held only for map and
+// slice operations; the partition passed as Known is read under it (reads take
+// no lock there). The queue never blocks its consumer: Pending says whether
+// there is work, and the consumer parks as it sees fit, woken by its writers
+// (the pipeline parks its drain goroutine on a doorbell it rings after every
+// write). Only under MaxQueued do writers wait, for Pop.
 package fifo

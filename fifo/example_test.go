@@ -42,7 +42,7 @@ func Example() {
 	for {
 		batch = q.Pop(batch[:0], 128)
 		if len(batch) == 0 {
-			break // a drain goroutine parks in q.Wait(ctx) here
+			break // a drain goroutine parks here until its writers wake it (!q.Pending())
 		}
 		for _, it := range batch {
 			for _, d := range it.Deltas {

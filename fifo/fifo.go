@@ -1,7 +1,6 @@
 package fifo
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -83,7 +82,6 @@ type Queue struct {
 	known     Known
 	transform cache.TransformFunc
 	maxQueued int
-	ready     chan struct{} // doorbell for the consumer, capacity 1
 	synced    chan struct{} // closed once HasSynced is true
 	space     sync.Cond     // producers waiting for MaxQueued; L is &mu
 
@@ -116,7 +114,6 @@ func New(cfg Config) (*Queue, error) {
 		known:     cfg.Known,
 		transform: cfg.Transform,
 		maxQueued: cfg.MaxQueued,
-		ready:     make(chan struct{}, 1),
 		synced:    make(chan struct{}),
 	}
 	q.space.L = &q.mu
@@ -141,6 +138,11 @@ func (q *Queue) write(t cache.DeltaType, key string, obj any) error {
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	return q.writeLocked(t, key, obj)
+}
+
+// REQUIRES: q.mu held.
+func (q *Queue) writeLocked(t cache.DeltaType, key string, obj any) error {
 	for q.maxQueued > 0 && q.mu.deltas >= q.maxQueued && !q.mu.closed {
 		q.space.Wait()
 	}
@@ -259,9 +261,8 @@ func (q *Queue) Resync() error {
 // that has been applied.
 func (q *Queue) Mark(m Mark) {
 	q.mu.Lock()
-	defer q.mu.Unlock()
 	q.mu.marks = append(q.mu.marks, pendingMark{at: q.mu.pushed, Mark: m})
-	q.ringLocked()
+	q.mu.Unlock()
 }
 
 // existsAfterPendingLocked reports the state key will have once everything
@@ -329,18 +330,12 @@ func (q *Queue) appendLocked(key string, d cache.Delta) {
 		q.mu.pushed++
 		q.mu.peak = max(q.mu.peak, len(q.mu.order)-q.mu.head)
 	}
-	q.ringLocked()
 }
 
-// ringLocked wakes the consumer without blocking. Called with q.mu held so
-// the doorbell rings after the change it announces.
-// REQUIRES: q.mu held.
-func (q *Queue) ringLocked() { q.Wake() }
-
-// Pop moves up to limit queued keys (at least one) into dst and marks them in flight. It never
-// blocks; it returns dst unchanged when nothing is queued. Every Pop must be
-// followed by Done with the same items. The items' Deltas are valid until the
-// next Pop. Consumer only.
+// Pop moves up to limit queued keys (at least one) into dst and marks them in
+// flight. It never blocks; it returns dst unchanged when nothing is queued.
+// Every Pop must be followed by Done with the same items. The items' Deltas
+// are valid until the next Pop. Consumer only.
 func (q *Queue) Pop(dst []Item, limit int) []Item {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -417,48 +412,24 @@ func (q *Queue) checkSyncedLocked() {
 	}
 }
 
-// Wait parks the consumer until something is queued, a mark may be due, the
-// queue is closed or ctx is done. It returns false when the queue is closed or
-// ctx is done. Consumer only.
-func (q *Queue) Wait(ctx context.Context) bool {
-	// The doorbell is edge-triggered: a bell consumed by an earlier Wait may
-	// have announced keys that are still queued, so look before parking.
-	q.mu.Lock()
-	closed := q.mu.closed
-	work := q.mu.head < len(q.mu.order) || (len(q.mu.marks) > 0 && q.mu.marks[0].at <= q.mu.done)
-	q.mu.Unlock()
-	if closed {
-		return false
-	}
-	if work {
-		return true
-	}
-	select {
-	case <-q.ready:
-	case <-ctx.Done():
-		return false
-	}
+// Pending reports whether the consumer has work: keys queued, or a mark that
+// Done would report. Any goroutine; the answer may be stale on return. A
+// consumer that parks while nothing is pending must be woken by whoever
+// writes next (the pipeline rings its drain goroutine's doorbell after every
+// write): Pending reads under the queue's mutex, which every write holds.
+func (q *Queue) Pending() bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return !q.mu.closed
+	return q.mu.head < len(q.mu.order) || (len(q.mu.marks) > 0 && q.mu.marks[0].at <= q.mu.done)
 }
 
-// Wake makes the consumer's next (or current) Wait return, so that it looks
-// for work other than queued keys. Any goroutine.
-func (q *Queue) Wake() {
-	select {
-	case q.ready <- struct{}{}:
-	default:
-	}
-}
-
-// Close stops the queue: writes fail with ErrClosed and Wait returns false.
+// Close stops the queue: writes fail with ErrClosed, and writers waiting for
+// MaxQueued return it.
 func (q *Queue) Close() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.mu.closed = true
 	q.space.Broadcast()
-	q.ringLocked()
 }
 
 // Synced is closed once the initial population has been applied.

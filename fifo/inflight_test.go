@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/shardinformer/shardinformer/fifo"
+	"github.com/shardinformer/shardinformer/internal/doorbell"
 )
 
 // settle pops, applies and finishes everything queued.
@@ -389,6 +390,7 @@ func TestConcurrentProducerConsumer(t *testing.T) {
 		q := newQueue(t, fifo.Config{Known: known})
 		p := newProducer(seed, q, 16)
 		view := &consumerView{objs: map[string]any{}}
+		bell := doorbell.New() // the consumer parks on it, the producer rings it after each write
 		// Not a timing assertion: it only turns a lost wake-up into a failure.
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		var wg sync.WaitGroup
@@ -414,7 +416,7 @@ func TestConcurrentProducerConsumer(t *testing.T) {
 						return
 					}
 				}
-				if len(buf) == 0 && !q.Wait(ctx) {
+				if len(buf) == 0 && !bell.Wait(ctx, q.Pending) {
 					return
 				}
 			}
@@ -426,8 +428,10 @@ func TestConcurrentProducerConsumer(t *testing.T) {
 			if i%100 == 99 {
 				q.Mark(fifo.Mark{Seq: uint64(i), RV: fmt.Sprint(i)})
 			}
+			bell.Ring()
 		}
 		q.Mark(fifo.Mark{Seq: 1 << 40, RV: "final"})
+		bell.Ring()
 		wg.Wait()
 		cancel()
 		if !reached {

@@ -552,7 +552,8 @@ func (l *latch) waitEntered(t *testing.T, what string) {
 }
 
 // gateIndex is an index function that holds the goroutine writing the cache
-// (client-go's processing goroutine, or the drain goroutine of a shard) while
+// (client-go's processing goroutine, or whoever holds a shard's drain role:
+// its drain goroutine, or the reflector processing a write to an idle shard) while
 // it indexes an object labelled gate=hold, until the latch is released. It
 // lets a test queue several writes for one key behind a write in progress.
 func gateIndex(l *latch) cache.IndexFunc {

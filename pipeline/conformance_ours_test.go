@@ -31,6 +31,7 @@ type hookLog struct {
 	panicked   []string // keys
 	dropped    []error
 	overflowed []string // listener names
+	coalescing map[string][]bool
 }
 
 func (o *hookLog) HandlerPanicked(_, key string, _ any) {
@@ -49,6 +50,21 @@ func (o *hookLog) Overflowed(listener string, _, _ int) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.overflowed = append(o.overflowed, listener)
+}
+
+func (o *hookLog) Coalescing(listener string, active bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.coalescing == nil {
+		o.coalescing = map[string][]bool{}
+	}
+	o.coalescing[listener] = append(o.coalescing[listener], active)
+}
+
+func (o *hookLog) episodes(listener string) []bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.Clone(o.coalescing[listener])
 }
 
 func (o *hookLog) snapshot() (panicked []string, dropped []error, overflowed []string) {
@@ -376,7 +392,7 @@ func (z *zombie) OnDelete(any)      { z.calls.Add(1) }
 
 // RemoveDuringJoin: a handler added after Run and removed before a busy
 // shard got to its join request must not be fed by that shard afterwards.
-// The shard's drain goroutine is held in an index function while the
+// The shard's drain role is held in an index function while the
 // handler is added and removed; after that its ring (capacity 2) would
 // overflow if the shard still published to it, which Observer.Overflowed
 // reports by listener name.
@@ -393,7 +409,7 @@ func testRemoveDuringJoin(t *testing.T, im impl, _ bool) {
 	waitDone(t, "handler sync", regW.HasSyncedChecker())
 
 	mustUpdate(t, c, withLabels(cm("ns", "g", "1"), "gate", "hold"))
-	gate.waitEntered(t, "g's drain goroutine to be held")
+	gate.waitEntered(t, "g's drain role to be held")
 	z := &zombie{}
 	regZ := mustRegister(t)(inf.AddEventHandler(z))
 	if err := inf.RemoveEventHandler(regZ); err != nil {
@@ -456,6 +472,91 @@ func testOverflowKeepsLevel(t *testing.T, im impl, _ bool) {
 	if im.exact {
 		if got, want := r.seq("ns/e"), []string{"add:1", "delete:1", "add:2", "delete:2", "add:3", "update:3->4"}; !slices.Equal(got, want) {
 			t.Errorf("ns/e: events %v, want %v", got, want)
+		}
+	}
+}
+
+// StalledBeyondBudget: under the default policy a stalled handler keeps every
+// notification until its backlog reaches the budget, then its overflow is
+// merged per key, so what it holds stays within budget + one entry per key
+// and the rings' capacity whatever the number of events; the other handler
+// is not held up; the switch is reported (Coalescing hook, Stats); released,
+// the stalled handler walks validly to every key's final state and the
+// episode ends.
+func testStalledBeyondBudget(t *testing.T, im impl, _ bool) {
+	const keys, rounds, budget, ringCap = 20, 50, 40, 4
+	c := newFake(false)
+	for i := range keys {
+		mustCreate(t, c, cm("ns", fmt.Sprint("k", i), "0"))
+	}
+	hooks := &hookLog{}
+	inf := im.newOurs(c.ListerWatcher(), cmExample, 0, nsIndexers,
+		pipeline.WithRingCapacity(ringCap), pipeline.WithBacklogBudget(budget), pipeline.WithObserver(hooks))
+	hold := newLatch(t)
+	stalled, normal := newEventLog(false), newEventLog(false)
+	stalled.before = func(e event) {
+		if !e.Initial {
+			hold.Hold()
+		}
+	}
+	regS := mustRegister(t)(inf.AddEventHandler(stalled))
+	regN := mustRegister(t)(inf.AddEventHandler(normal))
+	runSynced(t, inf)
+	waitDone(t, "handler sync", regS.HasSyncedChecker(), regN.HasSyncedChecker())
+	name := inf.Stats().Listeners[0].Name
+
+	for r := 1; r <= rounds; r++ {
+		for i := range keys {
+			mustUpdate(t, c, cm("ns", fmt.Sprint("k", i), fmt.Sprint(r)))
+		}
+	}
+	for i := range keys {
+		normal.waitKnown(t, fmt.Sprint("ns/k", i), fmt.Sprint(rounds))
+	}
+	hold.waitEntered(t, "the stalled handler")
+	shards := len(inf.Stats().Shards)
+	waitUntil(t, "the stalled handler's notifications to be queued", func() bool {
+		for _, l := range inf.Stats().Listeners {
+			if l.Name == name {
+				return l.InRing+l.InOverflow >= budget
+			}
+		}
+		return false
+	})
+	for _, l := range inf.Stats().Listeners {
+		if l.Name != name {
+			continue
+		}
+		if l.InOverflow > budget+keys {
+			t.Errorf("stalled handler: %d in overflow, more than budget %d + %d keys", l.InOverflow, budget, keys)
+		}
+		if l.InRing > shards*ringCap {
+			t.Errorf("stalled handler: %d in rings, more than %d shards × %d", l.InRing, shards, ringCap)
+		}
+		if !l.Coalescing {
+			t.Errorf("stalled handler beyond its budget: Stats().Coalescing = false")
+		}
+	}
+	if got := hooks.episodes(name); !slices.Equal(got, []bool{true}) {
+		t.Errorf("Coalescing hook for the stalled handler: %v, want [true]", got)
+	}
+
+	hold.Release()
+	for i := range keys {
+		stalled.waitKnown(t, fmt.Sprint("ns/k", i), fmt.Sprint(rounds))
+	}
+	stalled.checkConsistent(t)
+	normal.checkConsistent(t)
+	if got, all := stalled.countKind("update"), keys*rounds; got >= all {
+		t.Errorf("stalled handler got %d updates of %d: nothing was merged", got, all)
+	}
+	waitUntil(t, "the episode to end", func() bool {
+		got := hooks.episodes(name)
+		return len(got) == 2 && !got[1]
+	})
+	for _, l := range inf.Stats().Listeners {
+		if l.Coalescing || l.InOverflow != 0 {
+			t.Errorf("%s after catching up: coalescing %v, %d in overflow", l.Name, l.Coalescing, l.InOverflow)
 		}
 	}
 }

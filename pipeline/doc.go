@@ -20,40 +20,76 @@
 //
 //   - reflector goroutine (1): client-go's ListAndWatch in a backoff loop;
 //     computes keys, routes writes. Its resync goroutine calls Resync.
-//   - drain goroutine (one per shard): the only writer of the shard's
+//   - drain role (one per shard): the only writer of the shard's
 //     index.Partition and the only producer of the shard's outlets. It pops a
 //     batch of keys, applies their deltas to the partition, pushes one
 //     notification per delta and listener, then flushes each touched ring
-//     once and wakes parked workers.
+//     once and wakes parked workers. It is held, under the shard's mutex, by
+//     the shard's drain goroutine, which parks on a doorbell when nothing is
+//     pending, or by the reflector goroutine: a watch event reaching a shard
+//     whose drain goroutine is parked is applied and published by the
+//     reflector itself, which saves a goroutine handoff per event at the
+//     rates where the shard keeps up (on a busy machine a woken goroutine
+//     waits in the scheduler's run queue behind whatever else is runnable).
+//     Not under Block, where the drain may wait for ring space.
 //   - listener worker (one per handler, W for a parallel handler): the only
 //     consumer of its outlets, one per shard. It takes ring items in batches,
-//     calls the handler, and parks on its bell when every outlet is empty, so
-//     an idle informer uses no CPU. A parallel handler's key goes to worker
-//     hash(key) mod W, so calls for one key never overlap and stay ordered.
+//     calls the handler, and parks on its doorbell when every outlet is
+//     empty, so an idle informer uses no CPU. A parallel handler's key goes
+//     to worker hash(key) mod W, so calls for one key never overlap and stay
+//     ordered.
 //   - sync watcher (1): closes the informer's synced channel once every shard
 //     has applied its initial list.
 //
-// RunWithContext starts all of these and returns after every one has exited.
+// RunWithContext starts all of these and returns after every one has exited,
+// including the workers of handlers removed earlier that were still inside a
+// call. Every parking goroutine uses package internal/doorbell, which states
+// the memory-order contract of the wake-ups once.
 //
 // # Handlers and full rings
 //
 // Each (shard, worker) pair has a bounded lock-free single-producer ring
 // (package ring). When a ring is full the listener's FullRingPolicy applies:
 //
-//   - Coalesce (default): overflow is merged per key; the worker first
-//     empties the ring (older), then receives for each key one notification
-//     from the state it last knew to the latest state: Add(latest) if it did
-//     not hold the key (with the initial-list flag of the first add), Delete
-//     with the final state if the key is gone, nothing if the key came and
-//     went, and otherwise Update(the object it last saw, latest) — also for a
-//     key deleted and re-created, the case client-go documents for a missed
-//     delete. Memory is bounded by the number of keys; the shard and every
-//     other handler go on at full speed.
+//   - Buffer (default): the notification goes to the outlet's overflow, where
+//     it is kept as produced; the worker handles the ring (older) first, then
+//     the overflow in order. The handler receives exactly what client-go
+//     delivers: every OnAdd, OnUpdate(old, new) and OnDelete, in order per
+//     key. This holds while the listener's backlog (notifications kept in its
+//     overflows, over all shards and workers) is below its budget,
+//     WithBacklogBudget (DefaultBacklogBudget = 262,144 notifications). At the
+//     budget the listener starts coalescing: an overflow that spills again
+//     merges its new notifications per key, after what it already kept
+//     exactly, until the worker has taken the merged part; then every
+//     notification is kept again. Observer.Coalescing reports each switch
+//     (promadapter: shardinformer_listener_coalescing), and each is logged
+//     once. Memory stays within the budget plus one entry per key, and a
+//     stalled handler never holds up the shard or other handlers.
+//   - Coalesce: Buffer with a budget of zero, merging from the first
+//     notification that does not fit. Memory is bounded by the number of
+//     keys.
 //   - Block: the drain goroutine waits for space, and once its queue holds
 //     4×batch-size deltas the reflector waits as well, so memory stays
 //     bounded and the pressure reaches the watch stream; every notification
 //     is delivered; the shard's other handlers wait too.
-//   - Grow: unbounded overflow list, like client-go's listeners.
+//   - Grow: Buffer with no budget: every notification is kept, like
+//     client-go's listeners, and memory grows with the backlog.
+//
+// While coalescing, a handler receives, for each key it fell behind on and
+// after the notifications kept exactly, one step from the state it was last
+// told about to the latest state:
+//
+//	it held the key   the key exists now   it receives
+//	no                no                   nothing: the key came and went
+//	no                yes                  OnAdd(latest), with the initial-list flag of the first add
+//	yes               no                   OnDelete(final state, or the DeletedFinalStateUnknown)
+//	yes               yes                  OnUpdate(the object it last saw, latest): also for a key
+//	                                       deleted and re-created, the case client-go documents for a
+//	                                       missed delete; OnDelete then OnAdd when the object it held
+//	                                       is unknown (a tombstone without one)
+//
+// so it always ends at the latest state of every key, as a level-triggered
+// controller needs.
 //
 // A handler panic is recovered, logged with the key and counted
 // (Observer.HandlerPanicked) and delivery goes on with the next notification;
@@ -92,7 +128,9 @@
 //
 // # Locks
 //
-// Lock order: Informer.mu, then a shard's ctl mutex, then a queue's mutex, then
-// an outlet's overflow mutex. No lock is held while a handler runs or while
-// waiting for ring space.
+// Lock order: Informer.mu, then a shard's drain-role mutex, then its ctl
+// mutex, then a queue's mutex, then an outlet's overflow mutex, then its
+// listener's backlog mutex. No lock is held while a handler runs; under Block
+// the drain role is held while waiting for ring space (which the worker frees
+// without locks).
 package pipeline

@@ -44,3 +44,20 @@ func Example() {
 	mu.Unlock()
 	// Output: 3 pods cached, 3 adds handled
 }
+
+// The full-ring policies, the default first; loadgen's --policy, the
+// benchmarks and the end-to-end suite iterate over this list.
+func ExampleFullRingPolicies() {
+	for _, p := range pipeline.FullRingPolicies() {
+		fmt.Println(p)
+	}
+	if _, err := pipeline.ParseFullRingPolicy("drop"); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// buffer
+	// coalesce
+	// block
+	// grow
+	// pipeline: unknown full-ring policy "drop" (want buffer, coalesce, block, grow)
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/shardinformer/shardinformer/fifo"
 	"github.com/shardinformer/shardinformer/index"
+	"github.com/shardinformer/shardinformer/internal/doorbell"
 	"github.com/shardinformer/shardinformer/shards"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -45,6 +46,9 @@ type Informer struct {
 	synced        chan struct{} // closed once every shard's initial list is applied
 	timed         bool          // an Observer is set: measure durations
 	nextID        atomic.Uint64
+	// goroutines counts every listener's goroutines, removed listeners'
+	// included, for RunWithContext to wait for. Add only under mu before stop.
+	goroutines sync.WaitGroup
 
 	mu struct {
 		sync.Mutex
@@ -108,7 +112,9 @@ func New(lw cache.ListerWatcher, exampleObject runtime.Object, defaultEventHandl
 	inf.cfg.observer = scoped(inf.cfg.observer, inf.name)
 	inf.mu.resyncCheckPeriod = defaultEventHandlerResyncPeriod
 	for i := range cfg.shards {
-		inf.shards = append(inf.shards, &shard{id: i, inf: inf, part: indexer.Partition(i)})
+		s := &shard{id: i, inf: inf, part: indexer.Partition(i), bell: doorbell.New(), inline: cfg.policy != Block}
+		s.own.items = make([]fifo.Item, 0, cfg.batchSize)
+		inf.shards = append(inf.shards, s)
 	}
 	return inf, nil
 }
@@ -283,16 +289,13 @@ func (inf *Informer) Run(stopCh <-chan struct{}) {
 func (inf *Informer) RunWithContext(ctx context.Context) {
 	defer utilruntime.HandleCrashWithContext(ctx)
 	logger := klog.FromContext(ctx)
-	reflector, listeners, err := inf.start(logger)
+	reflector, err := inf.start(logger)
 	if err != nil {
 		logger.Info("Warning: " + err.Error())
 		return
 	}
 
 	var wg sync.WaitGroup
-	for _, l := range listeners {
-		l.start()
-	}
 	for _, s := range inf.shards {
 		wg.Go(func() { s.run(ctx) })
 	}
@@ -302,7 +305,7 @@ func (inf *Informer) RunWithContext(ctx context.Context) {
 	<-ctx.Done()
 	inf.mu.Lock()
 	inf.mu.stopped = true // no new listeners from here on
-	listeners = inf.mu.listeners
+	listeners := inf.mu.listeners
 	inf.mu.Unlock()
 	for _, s := range inf.shards {
 		s.queue.Close()
@@ -311,22 +314,23 @@ func (inf *Informer) RunWithContext(ctx context.Context) {
 		l.stop(true) // also releases drain goroutines blocked under Block
 	}
 	wg.Wait()
-	for _, l := range listeners {
-		<-l.done
-	}
+	// Every listener's workers, including those of listeners removed earlier
+	// whose handler call was still under way.
+	inf.goroutines.Wait()
 }
 
-// start builds the queues and the reflector. It fails if Run was called before.
-func (inf *Informer) start(logger klog.Logger) (*cache.Reflector, []*listener, error) {
+// start builds the queues and the reflector and starts the listeners' workers.
+// It fails if Run was called before.
+func (inf *Informer) start(logger klog.Logger) (*cache.Reflector, error) {
 	inf.mu.Lock()
 	defer inf.mu.Unlock()
 	if inf.mu.started {
-		return nil, nil, fmt.Errorf("%w: %s, Run more than once is not allowed", ErrStarted, inf.name)
+		return nil, fmt.Errorf("%w: %s, Run more than once is not allowed", ErrStarted, inf.name)
 	}
 	for _, s := range inf.shards {
 		q, err := fifo.New(fifo.Config{Known: s.part, Transform: inf.mu.transform, MaxQueued: inf.cfg.maxQueued()})
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		s.queue = q
 	}
@@ -339,7 +343,10 @@ func (inf *Informer) start(logger klog.Logger) (*cache.Reflector, []*listener, e
 	r.ShouldResync = inf.shouldResync
 	inf.mu.reflector = r
 	inf.mu.started = true
-	return r, append([]*listener(nil), inf.mu.listeners...), nil
+	for _, l := range inf.mu.listeners {
+		l.start()
+	}
+	return r, nil
 }
 
 // runReflector is the reflector goroutine: client-go's ListAndWatch in a

@@ -1,9 +1,12 @@
 package pipeline
 
 import (
+	"context"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/cache"
@@ -75,4 +78,59 @@ func TestStatsCountsObjectsAndListeners(t *testing.T) {
 	if len(st.Listeners) != 1 || st.Listeners[0].Workers != 2 {
 		t.Errorf("listeners = %+v, want one with 2 workers", st.Listeners)
 	}
+}
+
+// RunWithContext returns only after every handler call has returned, also
+// one of a handler removed earlier that is still running: run in a synctest
+// bubble, so "RunWithContext is still waiting" is observed deterministically
+// (every goroutine of the bubble durably blocked) rather than by a timeout.
+func TestRunWaitsForRemovedListenersHandler(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(false)
+		if _, err := c.Create(configMap("ns", "a", "1")); err != nil {
+			t.Fatal(err)
+		}
+		inf := NewSharedIndexInformer(c.ListerWatcher(), &corev1.ConfigMap{}, 0, nil, WithShards(2))
+		entered, release := make(chan struct{}), make(chan struct{})
+		var returned atomic.Bool
+		reg, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			UpdateFunc: func(_, _ any) {
+				close(entered)
+				<-release
+				returned.Store(true)
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		runDone := make(chan struct{})
+		go func() {
+			defer close(runDone)
+			inf.RunWithContext(ctx)
+		}()
+		synctest.Wait()
+		if !reg.HasSynced() {
+			t.Fatal("handler not synced once the bubble is idle")
+		}
+		if _, err := c.Update(configMap("ns", "a", "2")); err != nil {
+			t.Fatal(err)
+		}
+		<-entered
+		if err := inf.RemoveEventHandler(reg); err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+		synctest.Wait() // everything that can finish has finished
+		select {
+		case <-runDone:
+			t.Error("RunWithContext returned while a removed handler's call was still running")
+		default:
+		}
+		close(release)
+		<-runDone
+		if !returned.Load() {
+			t.Fatal("RunWithContext returned before the handler did")
+		}
+	})
 }

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shardinformer/shardinformer/internal/doorbell"
 	"github.com/shardinformer/shardinformer/shards"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -22,6 +23,7 @@ type listener struct {
 	handler cache.ResourceEventHandler
 	logger  klog.Logger
 	workers []*worker
+	backlog backlog // overflow kept exactly, against the policy's budget
 
 	// Resync: requestedResync is fixed; resyncPeriod and nextResync are
 	// guarded by inf.mu; syncing is read by drain goroutines.
@@ -53,9 +55,8 @@ var _ cache.ResourceEventHandlerRegistration = (*listener)(nil)
 // keys that hash to it, so calls for one key never overlap and stay in order.
 type worker struct {
 	l       *listener
-	outlets []*outlet // by shard
-	parked  atomic.Bool
-	bell    chan struct{} // capacity 1
+	outlets []*outlet          // by shard
+	bell    *doorbell.Doorbell // rung by drain goroutines after they flush one of the outlets
 }
 
 func newListener(inf *Informer, id uint64, h cache.ResourceEventHandler, workers int, resync time.Duration, logger klog.Logger) (*listener, error) {
@@ -70,14 +71,15 @@ func newListener(inf *Informer, id uint64, h cache.ResourceEventHandler, workers
 		done:            make(chan struct{}),
 	}
 	l.ctx, l.cancel = context.WithCancel(context.Background())
+	l.backlog = backlog{budget: inf.cfg.budget(), name: l.name, observer: inf.cfg.observer, logger: logger, loud: inf.cfg.policy == Buffer}
 	// Like client-go, a listener counts as resyncing until the first resync
 	// check: without a resync period, relisted objects whose resourceVersion
 	// did not change still reach every handler as updates.
 	l.syncing.Store(true)
 	for range workers {
-		w := &worker{l: l, bell: make(chan struct{}, 1)}
+		w := &worker{l: l, bell: doorbell.New()}
 		for range inf.cfg.shards {
-			o, err := newOutlet(w, inf.cfg.ringCapacity, inf.cfg.policy)
+			o, err := newOutlet(w, inf.cfg.ringCapacity, inf.cfg.policy == Block, &l.backlog)
 			if err != nil {
 				return nil, err
 			}
@@ -89,15 +91,18 @@ func newListener(inf *Informer, id uint64, h cache.ResourceEventHandler, workers
 }
 
 // start launches the worker goroutines ("listener worker" goroutines); they
-// exit when l.ctx is cancelled.
+// exit when l.ctx is cancelled. They are also counted in the informer's
+// goroutines, so that RunWithContext waits for them even when the listener
+// was removed earlier and a handler call is still under way.
+// REQUIRES: inf.mu held, the informer not stopped.
 func (l *listener) start() {
 	for _, w := range l.workers {
 		l.wg.Go(w.run)
 	}
-	go func() { // closes done once every worker has exited
+	l.inf.goroutines.Go(func() { // closes done once every worker has exited
 		l.wg.Wait()
 		close(l.done)
-	}()
+	})
 }
 
 // stop cancels the workers; started reports whether start was called.
@@ -172,6 +177,7 @@ func (w *worker) run() {
 			if cap(batch) <= maxKeptBuffer {
 				buf = batch[:0] // keep a buffer grown by an overflow drain
 			}
+			initial := int64(0)
 			for i := range batch {
 				if w.l.removed.Load() {
 					return // RemoveEventHandler has returned: deliver nothing more
@@ -185,10 +191,9 @@ func (w *worker) run() {
 				if timed {
 					w.l.inf.cfg.observer.HandlerDone(w.l.name, n.kind, time.Since(start))
 				}
-				if n.kind == KindAdd && n.initial {
-					w.l.addOutstanding(-1)
-				}
+				initial += int64(initialOf(*n))
 			}
+			w.l.addOutstanding(-initial)
 			clear(batch) // let the GC have the objects
 		}
 		if w.l.removed.Load() {
@@ -197,19 +202,12 @@ func (w *worker) run() {
 		if progress {
 			continue
 		}
-		// Park: publish the flag, then look again, so a producer that flushed
-		// in between either sees the flag or is seen here.
-		w.parked.Store(true)
-		if w.ready() {
-			w.parked.Store(false)
-			continue
-		}
-		select {
-		case <-w.bell:
-		case <-w.l.ctx.Done():
+		// Park until a drain goroutine flushes one of the outlets: a flush
+		// publishes the ring's tail (or the overflow flag) and then rings, so
+		// ready, which loads them, sees it (package doorbell).
+		if !w.bell.Wait(w.l.ctx, w.ready) {
 			return
 		}
-		w.parked.Store(false)
 	}
 }
 
@@ -222,15 +220,9 @@ func (w *worker) ready() bool {
 	return false
 }
 
-// wake rings the worker's bell if it is parked. Any goroutine.
-func (w *worker) wake() {
-	if w.parked.Load() && w.parked.CompareAndSwap(true, false) {
-		select {
-		case w.bell <- struct{}{}:
-		default:
-		}
-	}
-}
+// wake rings the worker's bell; it costs one atomic load unless the worker
+// is parked. Any goroutine, after publishing to one of the worker's outlets.
+func (w *worker) wake() { w.bell.Ring() }
 
 // deliver calls the handler for one notification. A panic is recovered,
 // logged with the key and counted, unless WithCrashOnPanic is set.

@@ -33,17 +33,29 @@ import (
 // "larger". client-go's informer runs through the same checker as a control.
 
 type modelVariant struct {
-	name   string
-	policy FullRingPolicy
-	ours   bool
-	new    func(lw cache.ListerWatcher, o Observer) (cache.SharedIndexInformer, func(cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error))
+	name string
+	ours bool
+	// What the run must show: overflow (every policy but Block), coalescing
+	// episodes (Coalesce, Buffer with a tiny budget), or none (Buffer within
+	// its budget, Grow: every notification delivered as produced). Whether
+	// two notifications of one key meet in a coalesced overflow depends on
+	// the relists the run happens to make; TestOutletOverflowKeepsValidWalks
+	// merges deterministically.
+	spills, episodes, exact bool
+	new                     func(lw cache.ListerWatcher, o Observer) (cache.SharedIndexInformer, func(cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error))
 }
 
 // overflowCounter counts overflow so the test can prove it exercised the
 // full-ring paths.
 type overflowCounter struct {
 	NopObserver
-	spilled, merged atomic.Int64
+	spilled, merged, episodes atomic.Int64
+}
+
+func (o *overflowCounter) Coalescing(_ string, active bool) {
+	if active {
+		o.episodes.Add(1)
+	}
 }
 
 func (o *overflowCounter) Overflowed(_ string, n, merged int) {
@@ -59,12 +71,25 @@ func modelVariants() []modelVariant {
 			return inf, inf.AddEventHandler
 		},
 	}}
-	for _, p := range []FullRingPolicy{Coalesce, Block, Grow} {
+	type policy struct {
+		name                    string
+		spills, episodes, exact bool
+		opts                    []Option
+	}
+	var policies []policy
+	for _, p := range FullRingPolicies() {
+		policies = append(policies, policy{"policy=" + p.String(), p != Block, p == Coalesce, p != Coalesce, []Option{WithFullRingPolicy(p)}})
+	}
+	// Buffer with a budget of 2: episodes of coalescing start and end often.
+	policies = append(policies, policy{"policy=buffer/budget=2", true, true, false, []Option{WithBacklogBudget(2)}})
+	for _, p := range policies {
 		for _, n := range []int{1, 3} {
 			vs = append(vs, modelVariant{
-				name: fmt.Sprintf("impl=shardinformer/policy=%v/shards=%d", p, n),
-				new: func(lw cache.ListerWatcher, _ Observer) (cache.SharedIndexInformer, func(cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error)) {
-					inf := NewSharedIndexInformer(lw, &corev1.ConfigMap{}, 0, cache.Indexers{}, WithShards(n), WithRingCapacity(4), WithFullRingPolicy(p))
+				name: fmt.Sprintf("impl=shardinformer/%s/shards=%d", p.name, n),
+				ours: true, spills: p.spills, episodes: p.episodes, exact: p.exact,
+				new: func(lw cache.ListerWatcher, o Observer) (cache.SharedIndexInformer, func(cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error)) {
+					opts := append([]Option{WithShards(n), WithRingCapacity(4), WithObserver(o)}, p.opts...)
+					inf := NewSharedIndexInformer(lw, &corev1.ConfigMap{}, 0, cache.Indexers{}, opts...)
 					return inf, func(h cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error) {
 						return inf.AddParallelEventHandler(h, 3)
 					}
@@ -130,8 +155,28 @@ func runModel(t *testing.T, v modelVariant, watchList bool, seed uint64) {
 	run(t, inf)
 	late := newChecker("late") // added after sync: starts from the cache contents
 	lateAt := 150
+	// The slow handler is also held for a stretch of steps, until the fast one
+	// has caught up with them, so that its rings fill up whatever the
+	// machine's speed and every overflow path runs (not under Block).
+	holdFrom, holdTo := 50, 250
+	hold := make(chan struct{})
+	defer func() {
+		if slow.hold.Load() != nil {
+			close(hold)
+		}
+	}()
 
 	for step := range 400 {
+		switch {
+		case !v.spills: // Block: a held handler would hold up the fast one too
+		case step == holdFrom:
+			slow.hold.Store(&hold)
+		case step == holdTo: // release once the informer has caught up with the writes
+			model := c.Objects()
+			eventually(t, "the fast handler to catch up while the slow one is held", func() bool { return fast.matches(model) })
+			slow.hold.Store(nil)
+			close(hold)
+		}
 		if step == lateAt {
 			if _, err := inf.AddEventHandler(late); err != nil {
 				t.Fatal(err)
@@ -187,11 +232,14 @@ func runModel(t *testing.T, v modelVariant, watchList bool, seed uint64) {
 		}
 	}
 	// The run must have exercised the full-ring path it is meant to prove.
-	if v.ours && v.policy != Block && counter.spilled.Load() == 0 {
-		t.Errorf("no notification overflowed a ring: the %v path was not exercised", v.policy)
+	if v.spills && counter.spilled.Load() == 0 {
+		t.Errorf("no notification overflowed a ring: the overflow path was not exercised")
 	}
-	if v.ours && v.policy == Coalesce && counter.merged.Load() == 0 {
-		t.Errorf("no notification was merged: coalescing was not exercised")
+	if v.episodes && counter.episodes.Load() == 0 {
+		t.Errorf("no coalescing episode: the budget was never reached")
+	}
+	if v.exact && counter.merged.Load()+counter.episodes.Load() != 0 {
+		t.Errorf("%d notifications merged in %d episodes; this policy delivers every one within its budget", counter.merged.Load(), counter.episodes.Load())
 	}
 	if t.Failed() {
 		t.Logf("seed %d", seed)
@@ -226,6 +274,7 @@ func cacheEquals(s cache.Store, model map[string]runtime.Object) bool {
 type checker struct {
 	name  string
 	delay time.Duration
+	hold  atomic.Pointer[chan struct{}] // while set, calls wait until it is closed
 
 	mu       sync.Mutex
 	view     map[string]int // key -> version the handler last saw (absent: not in map)
@@ -267,6 +316,9 @@ func (c *checker) enter(key string) func() {
 	}
 	c.inflight[key] = true
 	c.mu.Unlock()
+	if h := c.hold.Load(); h != nil {
+		<-*h
+	}
 	if c.delay > 0 {
 		time.Sleep(c.delay)
 	}

@@ -42,6 +42,7 @@ func (h *namingHooks) seen() []string {
 
 func (h *namingHooks) BatchApplied(int, pipeline.BatchStats) { h.add("BatchApplied") }
 func (h *namingHooks) Overflowed(l string, _, _ int)         { h.add("Overflowed " + l) }
+func (h *namingHooks) Coalescing(l string, _ bool)           { h.add("Coalescing " + l) }
 func (h *namingHooks) HandlerDone(l string, _ pipeline.EventKind, _ time.Duration) {
 	h.add("HandlerDone " + l)
 }

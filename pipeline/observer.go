@@ -14,8 +14,15 @@ type Observer interface {
 	BatchApplied(shard int, b BatchStats)
 	// Overflowed is called by a shard's drain goroutine when notifications for
 	// a listener did not fit its ring: n went to overflow, of which merged were
-	// folded into a notification already waiting (Coalesce policy only).
+	// folded into a notification already waiting for the same key.
 	Overflowed(listener string, n, merged int)
+	// Coalescing is called when a listener starts merging its overflow per
+	// key (active: under Buffer, its backlog reached the budget; under
+	// Coalesce, a ring filled up), by the drain goroutine that found it so,
+	// and when it stops (every merged notification has been handed to its
+	// workers), by a listener worker. Calls for one listener alternate,
+	// starting with true, and are never concurrent.
+	Coalescing(listener string, active bool)
 	// HandlerDone is called by a listener worker after each handler call.
 	HandlerDone(listener string, kind EventKind, d time.Duration)
 	// HandlerPanicked is called by a listener worker when a handler panics.
@@ -64,6 +71,7 @@ type NopObserver struct{}
 
 func (NopObserver) BatchApplied(int, BatchStats)                 {}
 func (NopObserver) Overflowed(string, int, int)                  {}
+func (NopObserver) Coalescing(string, bool)                      {}
 func (NopObserver) HandlerDone(string, EventKind, time.Duration) {}
 func (NopObserver) HandlerPanicked(string, string, any)          {}
 func (NopObserver) Relisted(int)                                 {}

@@ -55,6 +55,12 @@ func (fan observers) Overflowed(listener string, n, merged int) {
 	}
 }
 
+func (fan observers) Coalescing(listener string, active bool) {
+	for _, o := range fan {
+		o.Coalescing(listener, active)
+	}
+}
+
 func (fan observers) HandlerDone(listener string, kind EventKind, d time.Duration) {
 	for _, o := range fan {
 		o.HandlerDone(listener, kind, d)

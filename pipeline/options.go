@@ -8,70 +8,28 @@ import (
 	"github.com/shardinformer/shardinformer/shards"
 )
 
-// FullRingPolicy decides what a listener's ring does when it is full, that is
-// when the handler has fallen a ring's capacity behind the shard feeding it.
-type FullRingPolicy int
-
-const (
-	// Coalesce (the default) merges overflow per key: the handler later
-	// receives, for every key it fell behind on, one notification that takes it
-	// from the last state it was told about to the latest state (see the package
-	// documentation for the exact events). Memory is bounded by the number of
-	// keys, and a slow handler never holds up the shard or other handlers.
-	Coalesce FullRingPolicy = iota
-	// Block applies backpressure: the shard waits until the handler frees a
-	// slot, and once the shard's queue holds 4×batch-size deltas the
-	// reflector waits too, so the pressure reaches the watch stream. Every
-	// notification is delivered, memory stays bounded, and a slow handler
-	// slows every handler fed by the same shard.
-	Block
-	// Grow keeps every notification in an unbounded overflow list, like
-	// client-go. Nothing is merged or delayed; memory grows with the backlog.
-	Grow
-)
-
-func (p FullRingPolicy) String() string {
-	switch p {
-	case Coalesce:
-		return "coalesce"
-	case Block:
-		return "block"
-	case Grow:
-		return "grow"
-	}
-	return fmt.Sprintf("FullRingPolicy(%d)", int(p))
-}
-
-// ParseFullRingPolicy parses "coalesce", "block" or "grow".
-func ParseFullRingPolicy(s string) (FullRingPolicy, error) {
-	for _, p := range []FullRingPolicy{Coalesce, Block, Grow} {
-		if p.String() == s {
-			return p, nil
-		}
-	}
-	return 0, fmt.Errorf("pipeline: unknown full-ring policy %q (want coalesce, block or grow)", s)
-}
-
 // Option configures an Informer.
 type Option func(*config)
 
 type config struct {
-	shards       int
-	ringCapacity int
-	policy       FullRingPolicy
-	batchSize    int
-	observer     Observer
-	crashOnPanic bool
-	name         string
+	shards        int
+	ringCapacity  int
+	policy        FullRingPolicy
+	backlogBudget int
+	batchSize     int
+	observer      Observer
+	crashOnPanic  bool
+	name          string
 }
 
 func defaultConfig() config {
 	return config{
-		shards:       shards.DefaultCount(),
-		ringCapacity: 4096,
-		policy:       Coalesce,
-		batchSize:    256,
-		observer:     NopObserver{},
+		shards:        shards.DefaultCount(),
+		ringCapacity:  4096,
+		policy:        Buffer,
+		backlogBudget: DefaultBacklogBudget,
+		batchSize:     256,
+		observer:      NopObserver{},
 	}
 }
 
@@ -96,7 +54,10 @@ func (c config) validate() error {
 	if c.batchSize < 1 {
 		errs = append(errs, fmt.Errorf("%w: WithBatchSize(%d): need at least 1", errConfig, c.batchSize))
 	}
-	if c.policy < Coalesce || c.policy > Grow {
+	if c.backlogBudget < 0 {
+		errs = append(errs, fmt.Errorf("%w: WithBacklogBudget(%d): must not be negative", errConfig, c.backlogBudget))
+	}
+	if c.policy < Buffer || c.policy > Grow {
 		errs = append(errs, fmt.Errorf("%w: unknown %v", errConfig, c.policy))
 	}
 	if c.observer == nil {
@@ -114,8 +75,16 @@ func WithShards(n int) Option { return func(c *config) { c.shards = cmp.Or(n, sh
 // rounded up to a power of two. Default 4096.
 func WithRingCapacity(n int) Option { return func(c *config) { c.ringCapacity = n } }
 
-// WithFullRingPolicy sets what listeners do when a ring is full. Default Coalesce.
+// WithFullRingPolicy sets what listeners do when a ring is full. Default Buffer.
 func WithFullRingPolicy(p FullRingPolicy) Option { return func(c *config) { c.policy = p } }
+
+// WithBacklogBudget sets, for the Buffer policy, how many notifications each
+// listener keeps beyond its rings, every one delivered as produced, before
+// overflow is merged per key; 0 makes Buffer behave as Coalesce. Counted over
+// all of a listener's shards and workers. Default DefaultBacklogBudget.
+func WithBacklogBudget(notifications int) Option {
+	return func(c *config) { c.backlogBudget = notifications }
+}
 
 // WithBatchSize sets how many keys a drain goroutine takes from its queue at
 // once. Default 256.

@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -10,19 +9,21 @@ import (
 )
 
 // outlet carries notifications from one shard to one listener worker: a
-// bounded lock-free ring, plus an overflow used only once the ring is full.
+// bounded lock-free ring, plus an overflow (overflow.go) used only once the
+// ring is full, except under Block, where the producer waits for space.
 //
 // Producer: the shard's drain goroutine (push, flush). Consumer: the listener
 // worker (take). The overflow is shared under mu; the hot path never touches
 // it: the producer checks its own spilling flag, the consumer an atomic.
 //
 // Order: once the ring is full, every later notification goes to the overflow
-// until the consumer has emptied the ring and taken the whole overflow, so the
+// until the consumer has emptied the ring and the whole overflow, so the
 // consumer always sees ring items (older) before overflow items (newer).
 type outlet struct {
-	ring   *ring.Ring[notification]
-	policy FullRingPolicy
-	worker *worker // the consumer, woken before the producer waits for space
+	ring    *ring.Ring[notification]
+	block   bool     // Block policy: wait for space instead of overflowing
+	backlog *backlog // the listener's account, shared by its outlets
+	worker  *worker  // the consumer, woken before the producer waits for space
 
 	// Producer-owned.
 	spilling bool // overflow was active at the producer's last look
@@ -32,99 +33,85 @@ type outlet struct {
 
 	mu struct {
 		sync.Mutex
-		active  bool
-		fifo    []notification // Grow
-		entries []pending      // Coalesce: one per key, in first-overflow order
-		index   map[string]int // Coalesce: key -> position in entries
+		active bool // over is not empty, or the consumer has not yet seen it empty
+		over   overflow
 	}
 }
 
-func newOutlet(w *worker, capacity int, policy FullRingPolicy) (*outlet, error) {
+func newOutlet(w *worker, capacity int, block bool, b *backlog) (*outlet, error) {
 	r, err := ring.New[notification](capacity)
 	if err != nil {
 		return nil, err
 	}
-	return &outlet{ring: r, policy: policy, worker: w}, nil
+	return &outlet{ring: r, block: block, backlog: b, worker: w}, nil
 }
 
-// push hands n to the consumer. It reports how many notifications went to the
-// overflow (0 or 1) and how many of those were merged into one already waiting,
-// and the change in initial-list adds waiting (negative when merging removed
-// one). Under Block it waits for space until ctx is done and then gives up on n.
-// Producer only.
-func (o *outlet) push(ctx context.Context, n notification) (spilled, merged, initialDelta int) {
+// pushed says what push did with a notification that did not fit the ring.
+type pushed struct {
+	spilled      bool // it went to the overflow
+	merged       bool // and was merged into an entry already waiting for its key
+	initialDelta int  // change in initial-list adds waiting (negative when merging removed one, or when Block gave up)
+}
+
+// push hands n to the consumer. Under Block it waits for space until ctx is
+// done and then gives up on n. Producer only.
+func (o *outlet) push(ctx context.Context, n notification) pushed {
 	if o.spilling {
 		o.mu.Lock()
 		if o.mu.active {
-			merged, initialDelta = o.spillLocked(n)
+			p := o.spillLocked(n)
 			o.mu.Unlock()
-			return 1, merged, initialDelta
+			return p
 		}
 		o.mu.Unlock()
 		o.spilling = false
 	}
 	if o.ring.Push(n) {
 		o.touched = true
-		return 0, 0, 0
+		return pushed{}
 	}
-	// Full. Publish, wake the consumer and give it one chance to run before
-	// falling back to the policy: on a busy machine a worker that was merely
-	// descheduled usually catches up in one time slice.
+	// Full: publish and wake the consumer, then apply the policy. (Yielding
+	// here to let the consumer catch up would put the drain goroutine at the
+	// back of the scheduler's global queue, behind every runnable goroutine.)
 	o.ring.Flush()
 	o.worker.wake()
-	runtime.Gosched()
-	if o.ring.Push(n) {
-		o.touched = true
-		return 0, 0, 0
-	}
-	if o.policy == Block {
+	if o.block {
 		for !o.ring.Push(n) {
 			if !o.ring.WaitSpace(ctx) {
-				return 0, 0, -initialOf(n) // given up: n will never be handled
+				return pushed{initialDelta: -initialOf(n)} // given up: n will never be handled
 			}
 		}
 		o.touched = true
-		return 0, 0, 0
+		return pushed{}
 	}
 	// The ring was flushed above, before the consumer can see the overflow:
 	// take returns overflow only after the ring is empty, so ring items (older)
 	// are always handled first.
 	o.mu.Lock()
 	o.mu.active = true
-	merged, initialDelta = o.spillLocked(n)
+	p := o.spillLocked(n)
 	o.hasOverflow.Store(true)
 	o.mu.Unlock()
 	o.spilling, o.touched = true, true
-	return 1, merged, initialDelta
+	return p
 }
 
-func initialOf(n notification) int {
-	if n.kind == KindAdd && n.initial {
-		return 1
-	}
-	return 0
-}
-
-// spillLocked stores n in the overflow.
+// spillLocked stores n in the overflow: exactly while the listener's backlog
+// is within its budget and this overflow has not started coalescing, merged
+// per key otherwise.
 // REQUIRES: o.mu held.
-func (o *outlet) spillLocked(n notification) (merged, initialDelta int) {
-	if o.policy != Coalesce {
-		o.mu.fifo = append(o.mu.fifo, n)
-		return 0, 0
+func (o *outlet) spillLocked(n notification) pushed {
+	over := &o.mu.over
+	if !over.coalescing() && o.backlog.admit() {
+		over.keep(n)
+		o.backlog.held.Add(1)
+		return pushed{spilled: true}
 	}
-	if o.mu.index == nil {
-		o.mu.index = make(map[string]int)
+	merged, initialDelta, started := over.merge(n)
+	if started {
+		o.backlog.startCoalescing()
 	}
-	i, ok := o.mu.index[n.key]
-	if !ok {
-		o.mu.index[n.key] = len(o.mu.entries)
-		o.mu.entries = append(o.mu.entries, newPending(n))
-		return 0, 0
-	}
-	p := &o.mu.entries[i]
-	before := p.initialAdds()
-	p.apply(n)
-	return 1, p.initialAdds() - before - initialOf(n)
+	return pushed{spilled: true, merged: merged, initialDelta: initialDelta}
 }
 
 // flush publishes pushed notifications. It reports whether the consumer may
@@ -138,11 +125,13 @@ func (o *outlet) flush() bool {
 	return true
 }
 
-// take returns what the consumer should handle next, reusing buf's storage
-// (buf must have a non-zero capacity): ring items first, and the whole
-// overflow only once the ring is empty. The overflow containers are swapped
-// out under the lock and copied outside it, so the producer waits for a few
-// pointer moves at most. Consumer only.
+// take returns what the consumer should handle next: ring items first, then
+// the overflow once the ring is empty, one exact chunk at a time and the
+// coalesced entries last. It fills buf (which must have a non-zero capacity)
+// or returns an overflow chunk in its place, which the caller may keep as its
+// next buffer. The overflow's containers are moved out under the lock and
+// expanded outside it, so the producer waits for a few pointer moves at most.
+// Consumer only.
 func (o *outlet) take(buf []notification) []notification {
 	if n := o.ring.Pop(buf[:cap(buf)]); n > 0 {
 		return buf[:n]
@@ -155,13 +144,22 @@ func (o *outlet) take(buf []notification) []notification {
 		o.mu.Unlock()
 		return buf[:0]
 	}
-	fifo, entries := o.mu.fifo, o.mu.entries
-	o.mu.fifo, o.mu.entries, o.mu.index = nil, nil, nil
-	o.mu.active = false
-	o.hasOverflow.Store(false)
+	chunk, entries := o.mu.over.take()
+	if chunk != nil {
+		o.backlog.held.Add(-int64(len(chunk)))
+	} else if entries != nil {
+		o.backlog.stopCoalescing()
+	}
+	if o.mu.over.empty() {
+		o.mu.active = false
+		o.hasOverflow.Store(false)
+	}
 	o.mu.Unlock()
 
-	dst := append(buf[:0], fifo...)
+	if chunk != nil {
+		return chunk
+	}
+	dst := buf[:0]
 	for i := range entries {
 		dst = entries[i].appendTo(dst)
 	}
@@ -173,9 +171,10 @@ func (o *outlet) ready() bool {
 	return o.ring.Len() > 0 || o.hasOverflow.Load()
 }
 
-// depth returns the notifications waiting in the ring and in the overflow.
+// depth returns the notifications waiting in the ring, and in the overflow
+// (exact notifications plus coalesced keys).
 func (o *outlet) depth() (inRing, inOverflow int) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return o.ring.Len(), len(o.mu.fifo) + len(o.mu.entries)
+	return o.ring.Len(), o.mu.over.depth()
 }

@@ -57,7 +57,7 @@ func TestStalledHandlerCoalesceIsBoundedAndIsolated(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	inf := NewSharedIndexInformer(c.ListerWatcher(), &corev1.ConfigMap{}, 0, nil, WithShards(2), WithRingCapacity(4))
+	inf := NewSharedIndexInformer(c.ListerWatcher(), &corev1.ConfigMap{}, 0, nil, WithShards(2), WithRingCapacity(4), WithFullRingPolicy(Coalesce))
 	stall, normal := newStalled(), newRecorder()
 	if _, err := inf.AddEventHandler(stall); err != nil {
 		t.Fatal(err)

@@ -8,23 +8,38 @@ import (
 
 	"github.com/shardinformer/shardinformer/fifo"
 	"github.com/shardinformer/shardinformer/index"
+	"github.com/shardinformer/shardinformer/internal/doorbell"
 	"k8s.io/client-go/tools/cache"
 )
 
-// shard is one slice of the key space: a queue, an index partition and the
-// drain goroutine that moves deltas from the first into the second and
-// publishes notifications.
+// shard is one slice of the key space: a queue, an index partition, and the
+// drain role that moves deltas from the first into the second and publishes
+// notifications.
+//
+// The drain role (Pop and Done on the queue, every write to the partition,
+// the producer side of the outlets, the listeners slice) belongs to whoever
+// holds own: the shard's drain goroutine, which processes batches and parks
+// on bell when nothing is pending, or the reflector goroutine, which processes
+// its own write at once when it finds the drain goroutine parked (wrote).
+// The role moves between them only through own, so each write of the
+// partition and each ring push happens after the previous one.
 type shard struct {
-	id    int
-	inf   *Informer
-	part  *index.Partition
-	queue *fifo.Queue // set by Run
+	id     int
+	inf    *Informer
+	part   *index.Partition
+	queue  *fifo.Queue        // set by Run
+	bell   *doorbell.Doorbell // the drain goroutine parks on it; rung after every write to the queue and every control request
+	inline bool               // the reflector may process an idle shard's writes itself (not under Block)
 
-	// Owned by the drain goroutine once Run has started; before that, guarded
-	// by inf.mu.
+	own struct {
+		sync.Mutex
+		items []fifo.Item // the batch buffer
+	}
+
+	// Guarded by own once Run has started; before that, by inf.mu.
 	listeners []*shardListener
 
-	ctl struct { // listener changes for the drain goroutine to apply
+	ctl struct { // listener changes for the drain role to apply
 		sync.Mutex
 		join, remove []*listener
 	}
@@ -34,8 +49,10 @@ type shard struct {
 type shardListener struct {
 	l       *listener
 	outlets []*outlet
-	spilled int // overflow counts for the current batch
-	merged  int
+	// For the current batch: overflow counts, and the change in initial-list
+	// adds waiting (added to l.outstanding once per batch, in flush).
+	spilled, merged int
+	initial         int64
 }
 
 func newShardListener(id int, l *listener) *shardListener {
@@ -46,54 +63,95 @@ func newShardListener(id int, l *listener) *shardListener {
 	return sl
 }
 
-// requestJoin asks the drain goroutine to add l and send it the cache contents.
+// requestJoin asks the drain role to add l and send it the cache contents.
 func (s *shard) requestJoin(l *listener) {
 	s.ctl.Lock()
 	s.ctl.join = append(s.ctl.join, l)
 	s.ctl.Unlock()
-	s.queue.Wake()
+	s.bell.Ring()
 }
 
-// requestRemove asks the drain goroutine to stop publishing to l.
+// requestRemove asks the drain role to stop publishing to l.
 func (s *shard) requestRemove(l *listener) {
 	s.ctl.Lock()
 	s.ctl.remove = append(s.ctl.remove, l)
 	s.ctl.Unlock()
-	s.queue.Wake()
+	s.bell.Ring()
 }
 
-// run is the shard's drain goroutine. It returns when ctx is done or the
-// queue is closed.
+// run is the shard's drain goroutine. It returns when ctx is done.
 func (s *shard) run(ctx context.Context) {
-	cfg := &s.inf.cfg
-	items := make([]fifo.Item, 0, cfg.batchSize)
 	for {
-		s.applyControl()
-		items = s.queue.Pop(items[:0], cfg.batchSize)
-		var start time.Time
-		if s.inf.timed {
-			start = time.Now()
-		}
-		st := BatchStats{Keys: len(items)}
-		for i := range items {
-			s.apply(&items[i], &st)
-		}
-		s.flush()
-		if m, ok := s.queue.Done(items); ok {
-			s.part.SetSyncMark(m.Seq, m.RV)
-		}
-		if len(items) > 0 {
-			clear(items)
-			if s.inf.timed {
-				st.Duration = time.Since(start)
-				cfg.observer.BatchApplied(s.id, st)
-			}
+		s.own.Lock()
+		n := s.passLocked()
+		s.own.Unlock()
+		if n > 0 {
 			continue
 		}
-		if !s.queue.Wait(ctx) {
+		// Every write to the queue and every control request is followed by
+		// a ring, and pending reads them under their mutexes (package
+		// doorbell): no wake-up is lost.
+		if !s.bell.Wait(ctx, s.pending) {
 			return
 		}
 	}
+}
+
+// pending reports whether the drain role has work.
+func (s *shard) pending() bool {
+	s.ctl.Lock()
+	ctl := len(s.ctl.join)+len(s.ctl.remove) > 0
+	s.ctl.Unlock()
+	return ctl || s.queue.Pending()
+}
+
+// wrote is called by the reflector goroutine after it wrote one object to the
+// queue; idle says that it had been waiting for the event (store.inlineGap).
+// If so, and the drain goroutine is parked (the shard is idle too) and the
+// drain role is free, the reflector processes the write itself: at the event
+// rates where the shard keeps up, that saves the handoff to the drain
+// goroutine, which on a busy machine waits in the scheduler's run queue behind
+// whatever else is runnable. Otherwise, and for whatever is left, it rings
+// the drain goroutine, which works in batches in parallel with the reflector.
+func (s *shard) wrote(idle bool) {
+	if idle && s.inline && s.bell.Armed() && s.own.TryLock() {
+		s.passLocked()
+		s.own.Unlock()
+		if !s.queue.Pending() {
+			return
+		}
+	}
+	s.bell.Ring()
+}
+
+// passLocked applies pending listener changes and one batch of the queue,
+// and returns the number of keys it took.
+// REQUIRES: s.own held.
+func (s *shard) passLocked() int {
+	cfg := &s.inf.cfg
+	s.applyControl()
+	items := s.queue.Pop(s.own.items[:0], cfg.batchSize)
+	var start time.Time
+	if s.inf.timed && len(items) > 0 {
+		start = time.Now()
+	}
+	st := BatchStats{Keys: len(items)}
+	for i := range items {
+		s.apply(&items[i], &st)
+	}
+	s.flush()
+	if m, ok := s.queue.Done(items); ok {
+		s.part.SetSyncMark(m.Seq, m.RV)
+	}
+	if len(items) > 0 {
+		clear(items)
+		if s.inf.timed {
+			st.Duration = time.Since(start)
+			cfg.observer.BatchApplied(s.id, st)
+		}
+	}
+	s.own.items = items[:0]
+	return len(items)
 }
 
 // apply writes one key's deltas to the partition and publishes a notification
@@ -117,9 +175,9 @@ func (s *shard) apply(it *fifo.Item, st *BatchStats) {
 				s.publish(notification{kind: KindAdd, key: it.Key, obj: d.Object, initial: it.Initial}, false)
 			}
 		case cache.Deleted:
-			s.part.Delete(it.Key)
+			old, _ := s.part.Delete(it.Key)
 			st.Deletes++
-			s.publish(notification{kind: KindDelete, key: it.Key, obj: d.Object}, false)
+			s.publish(notification{kind: KindDelete, key: it.Key, old: old, obj: d.Object}, false)
 		}
 	}
 }
@@ -136,26 +194,39 @@ func (s *shard) publish(n notification, resync bool) {
 }
 
 func (s *shard) pushTo(sl *shardListener, n notification) {
-	if n.kind == KindAdd && n.initial {
-		sl.l.outstanding.Add(1)
-	}
+	sl.initial += int64(initialOf(n))
 	// Under Block the push waits on the listener's context, which is cancelled
 	// when the listener is removed or the informer stops.
-	spilled, merged, initialDelta := sl.outlets[sl.l.workerFor(n.key)].push(sl.l.ctx, n)
-	sl.spilled += spilled
-	sl.merged += merged
-	sl.l.addOutstanding(int64(initialDelta))
+	p := sl.outlets[sl.l.workerFor(n.key)].push(sl.l.ctx, n)
+	if p.spilled {
+		sl.spilled++
+		if p.merged {
+			sl.merged++
+		}
+	}
+	sl.initial += int64(p.initialDelta)
 }
 
 // flush publishes every touched outlet once and wakes parked workers.
 func (s *shard) flush() {
 	for _, sl := range s.listeners {
+		// Count initial-list adds before the consumer can see them in the
+		// rings. Overflowed ones it may handle earlier: the count dips below
+		// its true value only while the informer (or, for a late listener,
+		// its join) has not synced, when HasSynced is false anyway.
+		if sl.initial != 0 {
+			sl.l.addOutstanding(sl.initial)
+			sl.initial = 0
+		}
 		for i, o := range sl.outlets {
 			if o.flush() {
 				sl.l.workers[i].wake()
 			}
 		}
 		if sl.spilled > 0 {
+			if sl.merged > 0 {
+				sl.l.backlog.merged.Add(int64(sl.merged))
+			}
 			s.inf.cfg.observer.Overflowed(sl.l.name, sl.spilled, sl.merged)
 			sl.spilled, sl.merged = 0, 0
 		}
@@ -187,7 +258,7 @@ func (s *shard) applyControl() {
 	}
 }
 
-// drop stops publishing to l. Drain goroutine only, or inf.mu held before Run.
+// drop stops publishing to l. REQUIRES: s.own held, or inf.mu before Run.
 func (s *shard) drop(l *listener) {
 	s.listeners = slices.DeleteFunc(s.listeners, func(sl *shardListener) bool { return sl.l == l })
 }

@@ -17,8 +17,9 @@ type ShardStats struct {
 type ListenerStats struct {
 	Name       string // "<handler type>#<registration number>"
 	Workers    int
-	InRing     int // notifications waiting in its rings
-	InOverflow int // notifications (Grow) or keys (Coalesce) waiting in overflow
+	InRing     int  // notifications waiting in its rings
+	InOverflow int  // notifications kept exactly plus keys coalesced in its overflows
+	Coalescing bool // its overflow is being merged per key (see FullRingPolicy)
 }
 
 // Stats returns the current gauges. Any goroutine; it takes no lock on the
@@ -37,7 +38,7 @@ func (inf *Informer) Stats() Stats {
 		st.Shards = append(st.Shards, ss)
 	}
 	for _, l := range listeners {
-		ls := ListenerStats{Name: l.name, Workers: len(l.workers)}
+		ls := ListenerStats{Name: l.name, Workers: len(l.workers), Coalescing: l.backlog.isCoalescing()}
 		for _, w := range l.workers {
 			for _, o := range w.outlets {
 				r, ov := o.depth()

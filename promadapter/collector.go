@@ -42,7 +42,7 @@ func NewCollector(src StatsSource) *Collector {
 		ringDepth: prometheus.NewDesc("shardinformer_listener_ring_depth",
 			"Notifications waiting in the listener's rings, over all shards and workers.", []string{"listener"}, informer),
 		overflowDepth: prometheus.NewDesc("shardinformer_listener_overflow_depth",
-			"Notifications (Grow) or keys (Coalesce) waiting in the listener's overflow.", []string{"listener"}, informer),
+			"Notifications kept exactly plus keys merged, waiting in the listener's overflow.", []string{"listener"}, informer),
 		workers: prometheus.NewDesc("shardinformer_listener_workers",
 			"Worker goroutines calling the listener's handler.", []string{"listener"}, informer),
 	}

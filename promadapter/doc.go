@@ -34,7 +34,9 @@
 //	shardinformer_handler_duration_seconds{listener}  histogram (1µs … ~4.5min): one handler call; its _count is the deliveries
 //	shardinformer_handler_panics_total{listener}  recovered handler panics
 //	shardinformer_overflow_total{listener}        notifications that did not fit the listener's ring
-//	shardinformer_coalesced_total{listener}       of those, merged into a notification already waiting (Coalesce)
+//	shardinformer_coalesced_total{listener}       of those, merged into a notification already waiting for the key
+//	shardinformer_listener_coalescing{listener}   gauge: 1 while the listener's overflow is merged per key (Buffer: beyond its budget)
+//	shardinformer_coalescing_episodes_total{listener}  times the listener started merging per key
 //	shardinformer_relists_total                   full lists applied (the first one included)
 //	shardinformer_relist_objects                  gauge: objects in the most recent full list
 //	shardinformer_dropped_total                   rejected input: no key, failing transform or index function
@@ -45,7 +47,7 @@
 //	shardinformer_shard_queue_depth{shard}        keys waiting in the shard's queue
 //	shardinformer_shard_objects{shard}            objects in the shard's index partition
 //	shardinformer_listener_ring_depth{listener}   notifications waiting in the listener's rings
-//	shardinformer_listener_overflow_depth{listener}  notifications (Grow) or keys (Coalesce) in overflow
+//	shardinformer_listener_overflow_depth{listener}  notifications kept exactly plus keys merged, in overflow
 //	shardinformer_listener_workers{listener}      worker goroutines of the listener
 //
 // The listener label is the pipeline's listener name, "<handler type>#<n>".

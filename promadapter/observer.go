@@ -31,6 +31,8 @@ type Observer struct {
 	panics          *prometheus.CounterVec // {listener}
 	overflow        *prometheus.CounterVec // {listener}
 	coalesced       *prometheus.CounterVec // {listener}
+	coalescing      *prometheus.GaugeVec   // {listener}
+	episodes        *prometheus.CounterVec // {listener}
 	series          func() *informerSeries
 
 	// Children looked up once per label value; the hooks then only load
@@ -53,6 +55,8 @@ type listenerChildren struct {
 	duration            prometheus.Observer
 	panics              prometheus.Counter
 	overflow, coalesced prometheus.Counter
+	coalescing          prometheus.Gauge
+	episodes            prometheus.Counter
 }
 
 var (
@@ -65,9 +69,9 @@ var (
 type families struct {
 	events, batches                           *prometheus.CounterVec
 	batchKeys, batchDuration, handlerDuration *prometheus.HistogramVec
-	panics, overflow, coalesced               *prometheus.CounterVec
+	panics, overflow, coalesced, episodes     *prometheus.CounterVec
 	relists, dropped                          *prometheus.CounterVec
-	relistObjects                             *prometheus.GaugeVec
+	coalescing, relistObjects                 *prometheus.GaugeVec
 }
 
 // HandlerDurationBuckets are the buckets of
@@ -113,7 +117,15 @@ func newFamilies() *families {
 		}, labels("listener")),
 		coalesced: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "shardinformer_coalesced_total",
-			Help: "Overflowing notifications merged into one already waiting for the same key (Coalesce policy).",
+			Help: "Overflowing notifications merged into one already waiting for the same key.",
+		}, labels("listener")),
+		coalescing: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "shardinformer_listener_coalescing",
+			Help: "1 while the listener's overflow is merged per key (under Buffer: its backlog reached the budget), else 0.",
+		}, labels("listener")),
+		episodes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "shardinformer_coalescing_episodes_total",
+			Help: "Times the listener started merging its overflow per key.",
 		}, labels("listener")),
 		relists: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "shardinformer_relists_total",
@@ -134,7 +146,7 @@ func newFamilies() *families {
 // by another Observer (the same definition) is taken over instead, so that
 // the Observers of one registry share their families.
 func (f *families) register(reg prometheus.Registerer) error {
-	var errs [11]error
+	var errs [13]error
 	f.events, errs[0] = registerOrReuse(reg, f.events)
 	f.batches, errs[1] = registerOrReuse(reg, f.batches)
 	f.batchKeys, errs[2] = registerOrReuse(reg, f.batchKeys)
@@ -146,6 +158,8 @@ func (f *families) register(reg prometheus.Registerer) error {
 	f.relists, errs[8] = registerOrReuse(reg, f.relists)
 	f.relistObjects, errs[9] = registerOrReuse(reg, f.relistObjects)
 	f.dropped, errs[10] = registerOrReuse(reg, f.dropped)
+	f.coalescing, errs[11] = registerOrReuse(reg, f.coalescing)
+	f.episodes, errs[12] = registerOrReuse(reg, f.episodes)
 	return errors.Join(errs[:]...)
 }
 
@@ -181,6 +195,8 @@ func (f *families) observer(informer string) *Observer {
 		panics:          f.panics.MustCurryWith(l),
 		overflow:        f.overflow.MustCurryWith(l),
 		coalesced:       f.coalesced.MustCurryWith(l),
+		coalescing:      f.coalescing.MustCurryWith(l),
+		episodes:        f.episodes.MustCurryWith(l),
 		series: sync.OnceValue(func() *informerSeries {
 			return &informerSeries{
 				batchKeys:     f.batchKeys.WithLabelValues(informer),
@@ -213,10 +229,12 @@ func (o *Observer) listener(name string) *listenerChildren {
 		return c.(*listenerChildren)
 	}
 	c := &listenerChildren{
-		duration:  o.handlerDuration.WithLabelValues(name),
-		panics:    o.panics.WithLabelValues(name),
-		overflow:  o.overflow.WithLabelValues(name),
-		coalesced: o.coalesced.WithLabelValues(name),
+		duration:   o.handlerDuration.WithLabelValues(name),
+		panics:     o.panics.WithLabelValues(name),
+		overflow:   o.overflow.WithLabelValues(name),
+		coalesced:  o.coalesced.WithLabelValues(name),
+		coalescing: o.coalescing.WithLabelValues(name),
+		episodes:   o.episodes.WithLabelValues(name),
 	}
 	actual, _ := o.listenerChildren.LoadOrStore(name, c)
 	return actual.(*listenerChildren)
@@ -246,6 +264,17 @@ func (o *Observer) Overflowed(listener string, n, merged int) {
 	c.overflow.Add(float64(n))
 	if merged > 0 {
 		c.coalesced.Add(float64(merged))
+	}
+}
+
+// Coalescing implements pipeline.Observer.
+func (o *Observer) Coalescing(listener string, active bool) {
+	c := o.listener(listener)
+	if active {
+		c.coalescing.Set(1)
+		c.episodes.Inc()
+	} else {
+		c.coalescing.Set(0)
 	}
 }
 

@@ -16,13 +16,10 @@
 //
 // An idle pipeline must use no CPU, so neither side spins or polls: an empty
 // consumer parks in Wait and a producer that chose to apply backpressure parks
-// in WaitSpace. Each parks on a doorbell — a channel of capacity 1 plus an
-// atomic "parked" flag. The parking side stores its flag, re-checks the ring
-// and only then blocks; the other side publishes its index, then loads the
-// flag and rings the doorbell if it is set. Because Go's atomics are
-// sequentially consistent, at least one of the two sees the other's store, so
-// no wake-up is lost, and when nobody is parked the publisher pays a single
-// atomic load.
+// in WaitSpace, each on its own doorbell (package internal/doorbell, which
+// states the memory-order contract): the parking side arms, re-checks the ring
+// and only then blocks; the other side publishes its index, then rings. No
+// wake-up is lost, and when nobody is parked a ring costs one atomic load.
 //
 // A full ring makes Push return false; the ring never blocks or drops an item
 // on its own. The caller picks the policy: coalesce overflow per key, block

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+
+	"github.com/shardinformer/shardinformer/internal/doorbell"
 )
 
 // ErrCapacity is returned, wrapped with the offending value, by New for a
@@ -50,11 +52,11 @@ type Ring[T any] struct {
 	_ [cacheLinePad]byte // keep neighbouring heap objects off our first line
 
 	// Read-only after New; read by both sides.
-	buf       []T             // len(buf) is a power of two
-	mask      uint64          // len(buf) - 1
-	dataBell  chan struct{}   // cap 1; producer -> parked consumer
-	spaceBell chan struct{}   // cap 1; consumer -> producer parked in WaitSpace
-	testHook  func(hookPoint) // nil outside tests; consulted only on the parking path
+	buf      []T                // len(buf) is a power of two
+	mask     uint64             // len(buf) - 1
+	data     *doorbell.Doorbell // the consumer parks on it in Wait; Flush and Close ring it
+	space    *doorbell.Doorbell // the producer parks on it in WaitSpace; Pop rings it
+	testHook func(hookPoint)    // nil outside tests; consulted only on the parking path
 
 	_ [cacheLinePad]byte // read-only line | consumer line
 
@@ -70,15 +72,13 @@ type Ring[T any] struct {
 	cachedHead uint64        // producer's copy of head; reloaded only when the ring looks full
 	ended      bool          // producer's copy of closed, so Push can check it without an atomic load
 
-	_ [cacheLinePad]byte // producer line | doorbell flags
+	_ [cacheLinePad]byte // producer line | closed flag
 
-	// Doorbell flags: written rarely (when a side parks, wakes or closes) and
-	// read on every Flush (consumerParked) and every Pop (producerParked), so
-	// they stay cached in both cores. Kept off the head and tail lines so that
-	// those loads do not bounce the hot lines.
-	consumerParked atomic.Bool // set by the consumer before it re-checks and blocks in Wait
-	producerParked atomic.Bool // set by the producer before it re-checks and blocks in WaitSpace
-	closed         atomic.Bool // set once by Close after the final publication
+	// Written once, read by the consumer when the ring looks empty. The
+	// doorbells' armed flags, read on every Flush and Pop and written only
+	// when a side parks or wakes, live in the doorbells' own allocations,
+	// off the head and tail lines.
+	closed atomic.Bool // set once by Close after the final publication
 
 	_ [cacheLinePad]byte // keep neighbouring heap objects off our last line
 }
@@ -95,10 +95,10 @@ func New[T any](capacity int) (*Ring[T], error) {
 		n <<= 1
 	}
 	return &Ring[T]{
-		buf:       make([]T, n),
-		mask:      uint64(n - 1),
-		dataBell:  make(chan struct{}, 1),
-		spaceBell: make(chan struct{}, 1),
+		buf:   make([]T, n),
+		mask:  uint64(n - 1),
+		data:  doorbell.New(),
+		space: doorbell.New(),
 	}, nil
 }
 
@@ -146,14 +146,10 @@ func (r *Ring[T]) Flush() {
 	if r.next == r.tail.Load() {
 		return
 	}
-	// Store tail, then load the flag. The consumer stores the flag, then loads
-	// tail (Wait). Both are sequentially consistent atomics, so at least one
-	// side sees the other's store: either the consumer sees the item and does
-	// not block, or we see the flag and ring its doorbell.
+	// Store tail, then ring: a consumer that armed before loading tail (Wait)
+	// either sees the item or is woken (package doorbell).
 	r.tail.Store(r.next)
-	if r.consumerParked.Load() {
-		r.wakeConsumer()
-	}
+	r.data.Ring()
 }
 
 // Free reports how many more items Push would accept right now. It reloads
@@ -179,21 +175,18 @@ func (r *Ring[T]) WaitSpace(ctx context.Context) bool {
 			return true
 		}
 		r.hookCall(hookProducerBeforeFlag)
-		// Store the flag, then re-check head. Pop stores head, then loads the
-		// flag; see Flush for why no wake-up can be lost.
-		r.producerParked.Store(true)
+		// Arm, then re-check head: Pop stores head, then rings (package
+		// doorbell), so no wake-up can be lost.
+		r.space.Arm()
 		if r.hasSpace() || r.closed.Load() {
-			r.producerParked.Store(false)
+			r.space.Disarm()
 			continue
 		}
 		r.hookCall(hookProducerBeforeBlock)
-		select {
-		case <-r.spaceBell:
-			// Woken, or a stale token from an earlier round: loop and re-check.
-		case <-ctx.Done():
-			r.producerParked.Store(false)
+		if !r.space.Sleep(ctx) {
 			return false
 		}
+		// Woken, or a stale token from an earlier round: loop and re-check.
 	}
 }
 
@@ -214,11 +207,9 @@ func (r *Ring[T]) Close() {
 	}
 	r.ended = true
 	r.Flush()
-	// Store closed, then load the consumer's flag: the same handshake as Flush.
+	// Store closed, then ring: the same handshake as Flush.
 	r.closed.Store(true)
-	if r.consumerParked.Load() {
-		r.wakeConsumer()
-	}
+	r.data.Ring()
 }
 
 // Pop moves up to len(dst) published items into dst in FIFO order, clears
@@ -255,11 +246,9 @@ func (r *Ring[T]) Pop(dst []T) int {
 		copy(dst[first:n], run)
 		clear(run)
 	}
-	// Store head, then load the producer's flag (see WaitSpace).
+	// Store head, then ring a producer parked in WaitSpace.
 	r.head.Store(h + n)
-	if r.producerParked.Load() {
-		r.wakeProducer()
-	}
+	r.space.Ring()
 	return int(n)
 }
 
@@ -278,21 +267,18 @@ func (r *Ring[T]) Wait(ctx context.Context) bool {
 			return r.hasItems()
 		}
 		r.hookCall(hookConsumerBeforeFlag)
-		// Store the flag, then re-check tail and closed. Flush and Close
-		// store, then load the flag; see Flush for why no wake-up can be lost.
-		r.consumerParked.Store(true)
+		// Arm, then re-check tail and closed. Flush and Close store, then
+		// ring (package doorbell), so no wake-up can be lost.
+		r.data.Arm()
 		if r.hasItems() || r.closed.Load() {
-			r.consumerParked.Store(false)
+			r.data.Disarm()
 			continue
 		}
 		r.hookCall(hookConsumerBeforeBlock)
-		select {
-		case <-r.dataBell:
-			// Woken, or a stale token from an earlier round: loop and re-check.
-		case <-ctx.Done():
-			r.consumerParked.Store(false)
+		if !r.data.Sleep(ctx) {
 			return false
 		}
+		// Woken, or a stale token from an earlier round: loop and re-check.
 	}
 }
 
@@ -306,28 +292,6 @@ func (r *Ring[T]) hasItems() bool {
 	}
 	r.cachedTail = r.tail.Load()
 	return r.cachedTail != h
-}
-
-// wakeConsumer rings the consumer's doorbell if it is still parked. Clearing
-// the flag first means one parking costs at most one token; the send never
-// blocks because a token already waiting is just as good.
-func (r *Ring[T]) wakeConsumer() {
-	if r.consumerParked.CompareAndSwap(true, false) {
-		select {
-		case r.dataBell <- struct{}{}:
-		default:
-		}
-	}
-}
-
-// wakeProducer is wakeConsumer for the producer parked in WaitSpace.
-func (r *Ring[T]) wakeProducer() {
-	if r.producerParked.CompareAndSwap(true, false) {
-		select {
-		case r.spaceBell <- struct{}{}:
-		default:
-		}
-	}
 }
 
 // hookPoint names a place on the slow (parking) path where tests can pause a

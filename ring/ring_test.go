@@ -70,8 +70,8 @@ func ringFields[T any]() (fields []fieldInfo, size uintptr) {
 	}
 	add("readonly", "buf", unsafe.Offsetof(r.buf), unsafe.Sizeof(r.buf))
 	add("readonly", "mask", unsafe.Offsetof(r.mask), unsafe.Sizeof(r.mask))
-	add("readonly", "dataBell", unsafe.Offsetof(r.dataBell), unsafe.Sizeof(r.dataBell))
-	add("readonly", "spaceBell", unsafe.Offsetof(r.spaceBell), unsafe.Sizeof(r.spaceBell))
+	add("readonly", "data", unsafe.Offsetof(r.data), unsafe.Sizeof(r.data))
+	add("readonly", "space", unsafe.Offsetof(r.space), unsafe.Sizeof(r.space))
 	add("readonly", "testHook", unsafe.Offsetof(r.testHook), unsafe.Sizeof(r.testHook))
 	add("consumer", "head", unsafe.Offsetof(r.head), unsafe.Sizeof(r.head))
 	add("consumer", "cachedTail", unsafe.Offsetof(r.cachedTail), unsafe.Sizeof(r.cachedTail))
@@ -79,8 +79,6 @@ func ringFields[T any]() (fields []fieldInfo, size uintptr) {
 	add("producer", "next", unsafe.Offsetof(r.next), unsafe.Sizeof(r.next))
 	add("producer", "cachedHead", unsafe.Offsetof(r.cachedHead), unsafe.Sizeof(r.cachedHead))
 	add("producer", "ended", unsafe.Offsetof(r.ended), unsafe.Sizeof(r.ended))
-	add("flags", "consumerParked", unsafe.Offsetof(r.consumerParked), unsafe.Sizeof(r.consumerParked))
-	add("flags", "producerParked", unsafe.Offsetof(r.producerParked), unsafe.Sizeof(r.producerParked))
 	add("flags", "closed", unsafe.Offsetof(r.closed), unsafe.Sizeof(r.closed))
 	return fields, unsafe.Sizeof(r)
 }
@@ -437,7 +435,7 @@ func TestCloseWakesParkedConsumer(t *testing.T) {
 			}
 		}()
 		synctest.Wait() // consumer is durably blocked in Wait
-		if !r.consumerParked.Load() {
+		if !r.data.Armed() {
 			t.Fatal("consumer blocked without setting its parked flag")
 		}
 		r.Push(1)
@@ -483,7 +481,7 @@ func TestWaitSpaceWakesOnPop(t *testing.T) {
 			t.Fatal("WaitSpace returned while the ring was full")
 		default:
 		}
-		if !r.producerParked.Load() {
+		if !r.space.Armed() {
 			t.Fatal("producer blocked without setting its parked flag")
 		}
 		dst := make([]int, 1)
@@ -511,8 +509,8 @@ func TestWaitCanceled(t *testing.T) {
 		if <-result {
 			t.Fatal("Wait = true after cancel on an empty ring")
 		}
-		if r.consumerParked.Load() {
-			t.Fatal("consumerParked still set after Wait returned")
+		if r.data.Armed() {
+			t.Fatal("consumer still armed after Wait returned")
 		}
 		// Deadline expiry, on synctest's fake clock.
 		tctx, tcancel := context.WithTimeout(context.Background(), time.Hour)
@@ -545,8 +543,8 @@ func TestWaitSpaceCanceled(t *testing.T) {
 		if <-result {
 			t.Fatal("WaitSpace = true after cancel on a full ring")
 		}
-		if r.producerParked.Load() {
-			t.Fatal("producerParked still set after WaitSpace returned")
+		if r.space.Armed() {
+			t.Fatal("producer still armed after WaitSpace returned")
 		}
 		tctx, tcancel := context.WithTimeout(context.Background(), time.Hour)
 		defer tcancel()

@@ -192,7 +192,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.readers, "readers", 0, "informer scenario: goroutines per implementation reading the cache during churn (ByIndex(namespace) then GetByKey)")
 	fs.IntVar(&c.shards, "shards", 0, "shardinformer only: shard count; 0 = GOMAXPROCS")
 	fs.IntVar(&c.ringSize, "ring-size", 4096, "shardinformer only: ring capacity per (shard, listener worker)")
-	fs.StringVar(&policy, "policy", pipeline.Coalesce.String(), "shardinformer only: full-ring policy: coalesce, block or grow")
+	fs.StringVar(&policy, "policy", pipeline.Buffer.String(), "shardinformer only: full-ring policy: "+policyNames())
 	fs.BoolVar(&c.diet, "diet", defaultDiet, "the wire decoder's memory diet (wire.WithDiet: drop managedFields, intern repeated strings, compact slices) for every implementation on the wire without +diet or +no-diet")
 	fs.IntVar(&c.wireWorkers, "wire-workers", 0, "decoder goroutines per list or watch of the wire decoder; 0 = GOMAXPROCS")
 	fs.StringVar(&c.contentType, "content-type", "protobuf", "wire format of the informers' clients: json or protobuf")
@@ -320,3 +320,12 @@ func (c *config) sizes() []int {
 
 // controller reports whether the scenario runs the controller stack.
 func (c *config) controller() bool { return c.scenario != scenarioInformer }
+
+// policyNames lists the full-ring policies for --policy's help.
+func policyNames() string {
+	var names []string
+	for _, p := range pipeline.FullRingPolicies() {
+		names = append(names, p.String())
+	}
+	return strings.Join(names, ", ")
+}

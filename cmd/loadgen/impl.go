@@ -197,6 +197,7 @@ func (o *countingObserver) Overflowed(l string, n, merged int) {
 	o.coalesced.Add(uint64(merged))
 	o.next.Overflowed(l, n, merged)
 }
+func (o *countingObserver) Coalescing(l string, active bool) { o.next.Coalescing(l, active) }
 func (o *countingObserver) HandlerDone(l string, k pipeline.EventKind, d time.Duration) {
 	o.next.HandlerDone(l, k, d)
 }

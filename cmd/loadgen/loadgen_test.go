@@ -41,7 +41,7 @@ func TestParseFlagsDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.scenario != scenarioController || !slices.Equal(c.impls, []string{implOurs, implClientGo}) || c.pods != 100000 ||
-		c.sideBySide || c.runs != 3 || c.policy.String() != "coalesce" || c.mix != (mix{1, 8, 1}) || c.workers < 1 ||
+		c.sideBySide || c.runs != 3 || c.policy.String() != "buffer" || c.mix != (mix{1, 8, 1}) || c.workers < 1 ||
 		c.reconcileWork <= 0 || c.outDir == "" {
 		t.Errorf("defaults = %+v", c)
 	}

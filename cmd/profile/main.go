@@ -115,7 +115,7 @@ func run(impl bench.Impl, workload, kind, file string, objects, nss, updates, ro
 	switch workload {
 	case "sync":
 		for range rounds {
-			if res, err = e.Sync(pt); err != nil {
+			if res, err = e.Sync(pt, 1); err != nil {
 				return res, err
 			}
 		}
@@ -139,7 +139,7 @@ func run(impl bench.Impl, workload, kind, file string, objects, nss, updates, ro
 			return res, err
 		}
 		defer e.Stop()
-		return e.Updates(pt, updates, hs, readers)
+		return e.Updates(pt, updates, hs, bench.UpdateOptions{Readers: readers, Every: workload == "cpuhandler"})
 	}
 	return res, fmt.Errorf("unknown workload %q", workload)
 }
