@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/shardinformer/shardinformer/e2e/cluster"
+	"github.com/shardinformer/shardinformer/internal/testkit"
 )
 
 // scenario is one configuration of the informers under test.
@@ -50,7 +51,7 @@ type harness struct {
 // run is one impl's informer in a harness.
 type run struct {
 	impl   impl
-	lw     *instrumentedLW
+	lw     *testkit.LW
 	media  *contentTypeCounter
 	inf    cache.SharedIndexInformer
 	recs   []*recorder
@@ -398,7 +399,7 @@ func (h *harness) converge(final map[string]uint64) {
 				h.t.Errorf("%s: %d cached objects differ from the server's at the same resourceVersion:\n  %s", name, n, strings.Join(diffs, "\n  "))
 			}
 			h.t.Logf("%-36s converged %v after the writes ended; %d objects; lists=%d watches=%d watchlists=%d gone(410)=%d; responses protobuf=%d json=%d",
-				name, d.Round(time.Millisecond), len(final), r.lw.lists.Load(), r.lw.watches.Load(), r.lw.watchLists.Load(), r.lw.gone.Load(), r.media.protobuf.Load(), r.media.json.Load())
+				name, d.Round(time.Millisecond), len(final), r.lw.Lists(), r.lw.Watches(), r.lw.WatchLists(), r.lw.Gone(), r.media.protobuf.Load(), r.media.json.Load())
 		} else if diffs, n := h.storeDiff(r, final, 10, true); n > 0 {
 			h.t.Errorf("%s: store not converged after %v, %d differences:\n  %s", name, timeout, n, strings.Join(diffs, "\n  "))
 		}
@@ -425,7 +426,7 @@ func (h *harness) converge(final map[string]uint64) {
 				h.t.Errorf("%s: JSON scenario but got protobuf=%d json=%d responses", name, r.media.protobuf.Load(), r.media.json.Load())
 			}
 		}
-		if wl := r.lw.watchLists.Load(); h.sc.watchList != (wl > 0) {
+		if wl := r.lw.WatchLists(); h.sc.watchList != (wl > 0) {
 			h.t.Errorf("%s: WatchListClient=%v but %d watch-list requests were made", name, h.sc.watchList, wl)
 		}
 	}

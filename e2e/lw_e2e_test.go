@@ -7,11 +7,9 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -21,172 +19,47 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/flowcontrol"
 
+	"github.com/shardinformer/shardinformer/internal/testkit"
 	"github.com/shardinformer/shardinformer/wire"
 )
 
-// instrumentedLW wraps a namespaced pod ListerWatcher (client-go's typed
-// client or package wire's, see podLW), counts what the reflector asks for
-// (LIST, WATCH, WatchList streams), counts 410 Gone answers, and can cut
-// the informer off the server: Disconnect stops every open watch and holds
-// new LIST/WATCH calls until Reconnect.
-type instrumentedLW struct {
+// newInstrumentedLW wraps a namespaced pod ListerWatcher (client-go's typed
+// client or package wire's, see podLW) in the shared test kit's LW, which
+// counts what the reflector asks for (LIST, WATCH, WatchList streams) and
+// the 410 Gone answers, and can cut the informer off the server
+// (Disconnect/Reconnect). tweak, if not nil, edits every request's options
+// first, as a factory's tweak-list-options would.
+func newInstrumentedLW(inner cache.ListerWatcherWithContext, tweak func(*metav1.ListOptions)) *testkit.LW {
+	return testkit.NewLW(tweakedLW{inner: inner, tweak: tweak})
+}
+
+// tweakedLW applies tweak (if not nil) to the options of every request, and
+// adds the context-free methods.
+type tweakedLW struct {
 	inner cache.ListerWatcherWithContext
 	tweak func(*metav1.ListOptions)
-
-	lists      atomic.Int64
-	watches    atomic.Int64
-	watchLists atomic.Int64 // watches with sendInitialEvents=true
-	gone       atomic.Int64 // 410 answers, as errors or watch error events
-
-	mu struct {
-		sync.Mutex
-		gate   chan struct{} // non-nil while disconnected; closed by Reconnect
-		active map[*tappedWatch]struct{}
-	}
 }
 
-func newInstrumentedLW(inner cache.ListerWatcherWithContext, tweak func(*metav1.ListOptions)) *instrumentedLW {
-	lw := &instrumentedLW{inner: inner, tweak: tweak}
-	lw.mu.active = map[*tappedWatch]struct{}{}
-	return lw
-}
-
-func (lw *instrumentedLW) List(opts metav1.ListOptions) (runtime.Object, error) {
+func (lw tweakedLW) List(opts metav1.ListOptions) (runtime.Object, error) {
 	return lw.ListWithContext(context.Background(), opts)
 }
 
-func (lw *instrumentedLW) Watch(opts metav1.ListOptions) (watch.Interface, error) {
+func (lw tweakedLW) Watch(opts metav1.ListOptions) (watch.Interface, error) {
 	return lw.WatchWithContext(context.Background(), opts)
 }
 
-func (lw *instrumentedLW) ListWithContext(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-	if err := lw.waitConnected(ctx); err != nil {
-		return nil, err
-	}
+func (lw tweakedLW) ListWithContext(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 	if lw.tweak != nil {
 		lw.tweak(&opts)
 	}
-	lw.lists.Add(1)
-	l, err := lw.inner.ListWithContext(ctx, opts)
-	if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
-		lw.gone.Add(1)
-	}
-	return l, err
+	return lw.inner.ListWithContext(ctx, opts)
 }
 
-func (lw *instrumentedLW) WatchWithContext(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-	if err := lw.waitConnected(ctx); err != nil {
-		return nil, err
-	}
+func (lw tweakedLW) WatchWithContext(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 	if lw.tweak != nil {
 		lw.tweak(&opts)
 	}
-	lw.watches.Add(1)
-	if opts.SendInitialEvents != nil && *opts.SendInitialEvents {
-		lw.watchLists.Add(1)
-	}
-	w, err := lw.inner.WatchWithContext(ctx, opts)
-	if err != nil {
-		if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
-			lw.gone.Add(1)
-		}
-		return nil, err
-	}
-	tw := &tappedWatch{in: w, out: make(chan watch.Event), stop: make(chan struct{}), lw: lw}
-	lw.mu.Lock()
-	lw.mu.active[tw] = struct{}{}
-	lw.mu.Unlock()
-	go tw.loop() // exits on Stop or when the server closes the watch
-	return tw, nil
-}
-
-// tappedWatch forwards a server watch, counting 410 error events, and
-// forgets itself in lw when stopped. Unlike watch.Filter it never blocks
-// forever on a consumer that has gone away.
-type tappedWatch struct {
-	in   watch.Interface
-	out  chan watch.Event
-	stop chan struct{}
-	once sync.Once
-	lw   *instrumentedLW
-}
-
-func (w *tappedWatch) ResultChan() <-chan watch.Event { return w.out }
-
-func (w *tappedWatch) Stop() {
-	w.once.Do(func() {
-		w.lw.mu.Lock()
-		delete(w.lw.mu.active, w)
-		w.lw.mu.Unlock()
-		close(w.stop)
-		w.in.Stop()
-	})
-}
-
-func (w *tappedWatch) loop() {
-	defer close(w.out)
-	for {
-		select {
-		case ev, ok := <-w.in.ResultChan():
-			if !ok {
-				return
-			}
-			if ev.Type == watch.Error {
-				if st, ok := ev.Object.(*metav1.Status); ok && st.Code == http.StatusGone {
-					w.lw.gone.Add(1)
-				}
-			}
-			select {
-			case w.out <- ev:
-			case <-w.stop:
-				return
-			}
-		case <-w.stop:
-			return
-		}
-	}
-}
-
-func (lw *instrumentedLW) waitConnected(ctx context.Context) error {
-	lw.mu.Lock()
-	gate := lw.mu.gate
-	lw.mu.Unlock()
-	if gate == nil {
-		return nil
-	}
-	select {
-	case <-gate:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// Disconnect stops all open watches and holds new calls until Reconnect.
-func (lw *instrumentedLW) Disconnect() {
-	lw.mu.Lock()
-	if lw.mu.gate == nil {
-		lw.mu.gate = make(chan struct{})
-	}
-	var open []*tappedWatch
-	for w := range lw.mu.active {
-		open = append(open, w)
-	}
-	clear(lw.mu.active)
-	lw.mu.Unlock()
-	for _, w := range open {
-		w.Stop()
-	}
-}
-
-// Reconnect releases calls held by Disconnect.
-func (lw *instrumentedLW) Reconnect() {
-	lw.mu.Lock()
-	defer lw.mu.Unlock()
-	if lw.mu.gate != nil {
-		close(lw.mu.gate)
-		lw.mu.gate = nil
-	}
+	return lw.inner.WatchWithContext(ctx, opts)
 }
 
 // contentTypeCounter counts responses by media type (protobuf vs JSON) to

@@ -45,7 +45,7 @@ func TestAPIServerRestart(t *testing.T) {
 	h.startInformers()
 	watchesBefore := map[*run]int64{}
 	for _, r := range h.runs {
-		watchesBefore[r] = r.lw.watches.Load()
+		watchesBefore[r] = r.lw.Watches()
 	}
 	h.churn(pods, func(ctx context.Context) {
 		t.Log("fault: restarting kube-apiserver")
@@ -55,7 +55,7 @@ func TestAPIServerRestart(t *testing.T) {
 	})
 	h.converge(h.serverState())
 	for _, r := range h.runs {
-		if r.lw.watches.Load() <= watchesBefore[r] {
+		if r.lw.Watches() <= watchesBefore[r] {
 			t.Errorf("%s: no new watch after the restart", r.impl.name)
 		}
 	}
@@ -135,14 +135,14 @@ func TestCompactionWhileDisconnected(t *testing.T) {
 			}
 			gone := map[*run]int64{}
 			for _, r := range h.runs {
-				gone[r] = r.lw.gone.Load()
+				gone[r] = r.lw.Gone()
 				r.lw.Reconnect()
 			}
 			t.Logf("while disconnected: deleted %d, updated ~%d, created %d pods; etcd compacted", len(deleted), len(before)/4, pods/10)
 
 			h.converge(h.serverState())
 			for _, r := range h.runs {
-				if r.lw.gone.Load() == gone[r] {
+				if r.lw.Gone() == gone[r] {
 					t.Errorf("%s: no 410 Gone after the compaction; the scenario did not force a relist", r.impl.name)
 				}
 				for _, rec := range r.recs {
