@@ -1,34 +1,18 @@
 package ratelimit
 
 import (
-	"runtime"
 	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/shardinformer/shardinformer/internal/testkit"
 )
 
 // background counts the goroutines running the queue's delay and
 // unfinished-work loops.
 func background() (delay, update int) {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	for _, g := range strings.Split(string(buf), "\n\n") {
-		switch {
-		case strings.Contains(g, ").delayLoop("):
-			delay++
-		case strings.Contains(g, ").updateLoop("):
-			update++
-		}
-	}
-	return delay, update
+	return len(testkit.Goroutines(").delayLoop(")), len(testkit.Goroutines(").updateLoop("))
 }
 
 func expectBackground(t *testing.T, delay, update int) {
