@@ -480,6 +480,9 @@ func TestConfig(t *testing.T) {
 		"no handler":  {Members: mc, Inner: lw, NewInformer: inf},
 		"annotations": {Members: members.Config{Group: "g", Identity: "a", Annotations: func() map[string]string { return nil }}, Inner: lw, NewInformer: inf, Handler: h},
 		"members":     {Members: members.Config{Group: "g"}, Inner: lw, NewInformer: inf, Handler: h},
+		"workers": {Members: mc, Inner: lw, Handler: h, Workers: 2, NewInformer: func(lw cache.ListerWatcher) cache.SharedIndexInformer {
+			return cache.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, cache.Indexers{})
+		}},
 	} {
 		if _, err := New(cfg); err == nil {
 			t.Errorf("%s: no error", name)
@@ -519,5 +522,55 @@ func TestGateFenced(t *testing.T) {
 	g.close()
 	if len(l.views["r"]) != 0 || len(l.holder) != 0 {
 		t.Fatalf("after close: view %v", l.views["r"])
+	}
+}
+
+// TestGateParallel: without serial, two calls for different keys run in
+// the handler at once (each waits until the other has entered), and close
+// waits for a call in flight before its tombstones, which cover the keys
+// that call passed.
+func TestGateParallel(t *testing.T) {
+	var tripped atomic.Bool
+	var mu sync.Mutex
+	var log []string
+	entered := make(chan string, 2)
+	release := make(chan struct{})
+	h := cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			name := obj.(*corev1.Pod).Name
+			entered <- name
+			<-release
+			mu.Lock()
+			log = append(log, "add "+name)
+			mu.Unlock()
+		},
+		DeleteFunc: func(obj any) {
+			mu.Lock()
+			log = append(log, "tombstone "+obj.(cache.DeletedFinalStateUnknown).Key)
+			mu.Unlock()
+		},
+	}
+	g := newGate(h, func() bool { return false }, &tripped)
+	var calls sync.WaitGroup
+	for _, name := range []string{"a", "b"} {
+		calls.Go(func() { g.OnAdd(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}}, false) })
+	}
+	<-entered
+	<-entered // both calls are in the handler at once
+	closed := make(chan struct{})
+	go func() { g.close(); close(closed) }()
+	for range 100 {
+		goruntime.Gosched() // give a close that did not wait the chance to run first
+	}
+	close(release)
+	<-closed
+	calls.Wait()
+	if len(log) != 4 || !strings.HasPrefix(log[0], "add ") || !strings.HasPrefix(log[1], "add ") ||
+		!slices.Equal(slices.Sorted(slices.Values(log[2:])), []string{"tombstone ns/a", "tombstone ns/b"}) {
+		t.Fatalf("calls: %q", log)
+	}
+	g.OnAdd(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "c"}}, false)
+	if len(log) != 4 || tripped.Load() {
+		t.Fatalf("a closed gate passed a call: %q", log)
 	}
 }
