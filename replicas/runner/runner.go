@@ -34,15 +34,15 @@ type Config struct {
 	// Handler receives the events of the active slots, as package
 	// handover documents. Required.
 	Handler cache.ResourceEventHandler
-	// Workers is how many calls of Handler may run at once. 0 or 1: one
-	// at a time, across all slots (one mutex), as with client-go. More:
-	// each slot's handler is registered with
-	// AddParallelEventHandler(gate, Workers) — calls for one key are
-	// never concurrent and keep their order, calls for different keys
-	// overlap — so NewInformer must return an informer that has that
-	// method, such as pipeline.NewSharedIndexInformer's (New checks, by
-	// building one informer it never runs), and Handler must be safe for
-	// concurrent use.
+	// Workers sets how Handler is called. 0 or 1: one call at a time,
+	// across all slots (one mutex), as with client-go. More: each active
+	// slot's informer calls it from Workers workers
+	// (AddParallelEventHandler) — calls for one key are never concurrent
+	// and keep their order, calls for different keys overlap, up to
+	// Workers per active slot — so NewInformer must return an informer
+	// that has that method, such as pipeline.NewSharedIndexInformer's
+	// (New checks, by building one informer it never runs), and Handler
+	// must be safe for concurrent use.
 	Workers int
 	// Logger, default klog.Background().
 	Logger *klog.Logger
