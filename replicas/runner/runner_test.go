@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/shardinformer/shardinformer/apisim"
+	"github.com/shardinformer/shardinformer/internal/testkit"
 	"github.com/shardinformer/shardinformer/pipeline"
 	"github.com/shardinformer/shardinformer/replicas"
 	"github.com/shardinformer/shardinformer/replicas/members"
@@ -266,8 +267,10 @@ func TestReplicas(t *testing.T) {
 // churn each replica decodes exactly the events of its own slots (about a
 // third of the stream); without, the fallback engages, objects are
 // dropped, and each replica decodes at least the whole stream (once per
-// slot informer). parallel: pipeline informers and Workers = 4.
+// slot informer). parallel: pipeline informers and Workers = 4. When the
+// replicas have stopped, none of their goroutines is left.
 func scenario(t *testing.T, b backend, parallel bool) {
+	testkit.CheckLeaks(t, "shardinformer/pipeline.", "shardinformer/replicas/")
 	for i := range 200 {
 		if err := b.create(apisim.NewPod(fmt.Sprint("ns-", i%4), fmt.Sprint("pod-", i), int64(i), apisim.PodOptions{})); err != nil {
 			t.Fatal(err)
