@@ -84,10 +84,11 @@
 // by the new one (as its initial add): hand-over is at-least-once per key
 // state, never concurrent — what a level-triggered controller needs.
 //
-// Inside a replica, each slot's events are meant to be split again across
-// the pipeline's shard goroutines by key as today (not done: package
-// runner serialises them); the slot is the unit of hand-over, the shard
-// the unit of parallelism.
+// Inside a replica, each slot's events can be split again across the
+// pipeline's shard goroutines and workers by key (package runner,
+// Workers > 1): the slot is the unit of hand-over, the shard the unit of
+// parallelism. Deactivation waits for the slot's calls in flight before
+// its tombstones.
 //
 // # Status
 //
@@ -95,10 +96,11 @@
 // encoding) and its randomized model test (model_test.go: joins, clean
 // leaves, crashes, partitions with fencing, expiries, stale views; safety
 // at every activation, convergence to the target owners after
-// quiescence). The shell is package runner (one informer per slot,
-// dispatch serialised by one mutex), tested with three in-process
-// replicas against apisim. Not done: dispatch through the pipeline's
-// shards with parallel handlers, one informer per maximal range instead
-// of per slot, and the e2e test with three replicas, churn and a killed
-// replica on the real API server.
+// quiescence). The shell is package runner (one informer per slot;
+// dispatch serialised by one mutex, or parallel per key on pipeline
+// informers), tested with three in-process replicas against apisim
+// (joins, a clean leave, a killed replica whose Lease expires) and, under
+// the e2e build tag, against a real API server. Not done: one informer
+// per replica instead of per slot (package runner documents the design
+// and its cost).
 package handover

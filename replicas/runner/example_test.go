@@ -14,12 +14,14 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/shardinformer/shardinformer/apisim"
+	"github.com/shardinformer/shardinformer/pipeline"
 	"github.com/shardinformer/shardinformer/replicas/members"
 	"github.com/shardinformer/shardinformer/replicas/runner"
 )
 
-// Example runs a single replica: it takes every slot, its handler sees
-// every pod, and when it stops every pod leaves its view again.
+// Example runs a single replica on pipeline informers with parallel
+// handler calls: it takes every slot, its handler sees every pod, and
+// when it stops every pod leaves its view again.
 func Example() {
 	s, err := apisim.New(apisim.Config{ShardedListAndWatch: true})
 	if err != nil {
@@ -51,12 +53,13 @@ func Example() {
 			},
 		},
 		NewInformer: func(lw cache.ListerWatcher) cache.SharedIndexInformer {
-			return cache.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, cache.Indexers{})
+			return pipeline.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, cache.Indexers{})
 		},
-		Handler: cache.ResourceEventHandlerFuncs{
+		Handler: cache.ResourceEventHandlerFuncs{ // safe for concurrent use
 			AddFunc:    func(any) { inView.Add(1) },
 			DeleteFunc: func(any) { inView.Add(-1) },
 		},
+		Workers: 4, // up to 4 calls at once per slot, ordered per key
 	})
 	if err != nil {
 		panic(err)

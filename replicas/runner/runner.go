@@ -32,9 +32,18 @@ type Config struct {
 	// NewInformer builds one slot's informer on lw. Required.
 	NewInformer func(lw cache.ListerWatcher) cache.SharedIndexInformer
 	// Handler receives the events of the active slots, as package
-	// handover documents. It is never called concurrently with itself.
-	// Required.
+	// handover documents. Required.
 	Handler cache.ResourceEventHandler
+	// Workers sets how Handler is called. 0 or 1: one call at a time,
+	// across all slots (one mutex), as with client-go. More: each active
+	// slot's informer calls it from Workers workers
+	// (AddParallelEventHandler) — calls for one key are never concurrent
+	// and keep their order, calls for different keys overlap, up to
+	// Workers per active slot — so NewInformer must return an informer
+	// that has that method, such as pipeline.NewSharedIndexInformer's
+	// (New checks, by building one informer it never runs), and Handler
+	// must be safe for concurrent use.
+	Workers int
 	// Logger, default klog.Background().
 	Logger *klog.Logger
 	// Hooks are passed to every slot's rangelw.ListerWatcher (Fallback is
@@ -66,9 +75,19 @@ type Runner struct {
 	// the handler has missed events.
 	tripped atomic.Bool
 
-	// dispatch serialises every call of Handler, across slots: held by a
-	// slot's gate while it calls Handler.
+	// dispatch serialises every call of Handler, across slots, when
+	// Workers ≤ 1: held by a slot's gate while it calls Handler.
 	dispatch sync.Mutex
+
+	// crash, set by tests before cancelling Run's context, makes Run
+	// return as a killed process would: no tombstones, no Lease release.
+	crash atomic.Bool
+}
+
+// parallelInformer is an informer that can call one handler from several
+// workers, ordered per key (pipeline.Informer).
+type parallelInformer interface {
+	AddParallelEventHandler(handler cache.ResourceEventHandler, workers int) (cache.ResourceEventHandlerRegistration, error)
 }
 
 // slot is the informer of one slot and, while active, its gate.
@@ -91,6 +110,11 @@ func New(cfg Config) (*Runner, error) {
 	}
 	if cfg.Inner == nil || cfg.NewInformer == nil || cfg.Handler == nil {
 		return nil, fmt.Errorf("%w: Inner, NewInformer and Handler are required", ErrConfig)
+	}
+	if cfg.Workers > 1 {
+		if _, ok := cfg.NewInformer(&cache.ListWatch{}).(parallelInformer); !ok {
+			return nil, fmt.Errorf("%w: Workers > 1 needs an informer with AddParallelEventHandler (pipeline.Informer)", ErrConfig)
+		}
 	}
 	if cfg.Members.Annotations != nil || cfg.Members.OnChange != nil {
 		return nil, fmt.Errorf("%w: Members.Annotations and Members.OnChange must be nil", ErrConfig)
@@ -122,6 +146,10 @@ func (r *Runner) Run(ctx context.Context) error {
 		r.round(ctx)
 		select {
 		case <-ctx.Done():
+			if r.crash.Load() {
+				r.abandon()
+				return nil
+			}
 			r.execute(r.hand.Step(handover.View{Target: r.emptyTarget(), Fenced: true}))
 			return r.members.Release()
 		case <-t.C():
@@ -175,8 +203,15 @@ func (r *Runner) execute(acts []handover.Action) {
 			<-sl.done
 		case handover.Activate:
 			sl := r.slots[a.Slot]
-			sl.gate = &gate{h: r.cfg.Handler, mu: &r.dispatch, fenced: r.members.Fenced, tripped: &r.tripped, active: true, seen: map[string]any{}}
-			reg, err := sl.inf.AddEventHandler(sl.gate)
+			sl.gate = newGate(r.cfg.Handler, r.members.Fenced, &r.tripped)
+			var reg cache.ResourceEventHandlerRegistration
+			var err error
+			if r.cfg.Workers > 1 {
+				reg, err = sl.inf.(parallelInformer).AddParallelEventHandler(sl.gate, r.cfg.Workers)
+			} else {
+				sl.gate.serial = &r.dispatch
+				reg, err = sl.inf.AddEventHandler(sl.gate)
+			}
 			if err != nil {
 				panic(fmt.Sprintf("runner: add handler to a running informer: %v", err))
 			}
@@ -187,6 +222,21 @@ func (r *Runner) execute(acts []handover.Action) {
 			_ = sl.inf.RemoveEventHandler(sl.reg)
 			sl.gate, sl.reg = nil, nil
 		}
+	}
+}
+
+// abandon stops dispatch and every informer without telling the handler
+// and without touching the Lease, as if the process had been killed: the
+// Lease stays, still claiming the replica's slots, until peers find it
+// expired. Tests only (crash).
+func (r *Runner) abandon() {
+	for s, sl := range r.slots {
+		if sl.gate != nil {
+			sl.gate.shut()
+		}
+		sl.cancel()
+		<-sl.done
+		delete(r.slots, s)
 	}
 }
 
@@ -223,19 +273,35 @@ func (r *Runner) emptyTarget() replicas.Assignment {
 
 // gate passes a slot's events to the handler while the slot is active and
 // the replica is not fenced, and remembers what it passed, so that close
-// can take every object the handler knows of out of its view. Its calls
-// hold the Runner's dispatch mutex. Checking fenced at every call stops
-// dispatch at the renew deadline even when Run's goroutine is held up (in
-// a slow request), before peers may take the slot over; the gate then
-// stays shut, and the next round stops every slot as if fenced (the
-// tombstones follow), since the handler has missed an event.
+// can take every object the handler knows of out of its view. Checking
+// fenced at every call stops dispatch at the renew deadline even when
+// Run's goroutine is held up (in a slow request), before peers may take
+// the slot over; the gate then stays shut, and the next round stops every
+// slot as if fenced (the tombstones follow), since the handler has missed
+// an event.
+//
+// Its calls come from the slot informer's listener workers, several at
+// once with Workers > 1 (never two for one key: the informer orders them
+// per key). Each holds mu for reading across the handler call; close and
+// shut take it for writing, so they wait for the calls in flight, and no
+// call starts after them. With Workers ≤ 1 each call also holds serial,
+// the Runner's dispatch mutex, so Handler runs one call at a time across
+// slots. Lock order: mu, serial, seenMu, then the membership's (fenced).
 type gate struct {
 	h       cache.ResourceEventHandler
-	mu      *sync.Mutex
 	fenced  func() bool
-	tripped *atomic.Bool   // set when fenced refuses an event
-	active  bool           // REQUIRES: mu held
-	seen    map[string]any // key → last object passed; REQUIRES: mu held
+	tripped *atomic.Bool // set when fenced refuses an event
+	serial  *sync.Mutex  // nil with Workers > 1
+	mu      sync.RWMutex
+	active  atomic.Bool // cleared under mu held for writing, or by a refused call
+	seenMu  sync.Mutex
+	seen    map[string]any // key → last object passed; REQUIRES: seenMu held
+}
+
+func newGate(h cache.ResourceEventHandler, fenced func() bool, tripped *atomic.Bool) *gate {
+	g := &gate{h: h, fenced: fenced, tripped: tripped, seen: map[string]any{}}
+	g.active.Store(true)
+	return g
 }
 
 func (g *gate) OnAdd(obj any, isInInitialList bool) {
@@ -253,30 +319,50 @@ func (g *gate) pass(obj any, call func(), deleted bool) {
 	if err != nil {
 		return
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if !g.active {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	if g.serial != nil {
+		g.serial.Lock()
+		defer g.serial.Unlock()
+	}
+	if !g.active.Load() {
 		return
 	}
 	if g.fenced() {
-		g.active = false // the handler has missed this event: no more
+		g.active.Store(false) // the handler has missed this event: no more
 		g.tripped.Store(true)
 		return
 	}
+	g.seenMu.Lock()
 	if deleted {
 		delete(g.seen, key)
 	} else {
 		g.seen[key] = obj
 	}
+	g.seenMu.Unlock()
+	// Per key, the informer calls pass one at a time, so the seen entry
+	// and the handler's view of the key cannot be reordered.
 	call()
 }
 
-// close stops the gate, then hands the handler a tombstone for every
-// object it was told of and not told deleted.
-func (g *gate) close() {
+// shut stops the gate after the calls in flight have returned.
+func (g *gate) shut() {
 	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.active = false
+	g.active.Store(false)
+	g.mu.Unlock()
+}
+
+// close shuts the gate, then hands the handler a tombstone for every
+// object it was told of and not told deleted (one call at a time, on the
+// caller's goroutine; with Workers ≤ 1 under serial).
+func (g *gate) close() {
+	g.shut()
+	if g.serial != nil {
+		g.serial.Lock()
+		defer g.serial.Unlock()
+	}
+	g.seenMu.Lock()
+	defer g.seenMu.Unlock()
 	for key, obj := range g.seen {
 		g.h.OnDelete(cache.DeletedFinalStateUnknown{Key: key, Obj: obj})
 	}

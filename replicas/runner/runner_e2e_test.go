@@ -79,11 +79,12 @@ func realBackend(t *testing.T, sharded bool) backend {
 	}
 }
 
-// TestReplicasE2E runs the scenario of TestReplicas on a real
-// kube-apiserver with the ShardedListAndWatch gate on (server-side
-// filtering) and off (the client-side fallback).
+// TestReplicasE2E runs the scenario of TestReplicas, on pipeline
+// informers with parallel handler calls, on a real kube-apiserver with
+// the ShardedListAndWatch gate on (server-side filtering) and off (the
+// client-side fallback).
 func TestReplicasE2E(t *testing.T) {
 	for _, sharded := range []bool{true, false} {
-		t.Run(fmt.Sprint("gate=", sharded), func(t *testing.T) { scenario(t, realBackend(t, sharded)) })
+		t.Run(fmt.Sprint("gate=", sharded), func(t *testing.T) { scenario(t, realBackend(t, sharded), true) })
 	}
 }

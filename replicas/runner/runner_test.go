@@ -3,8 +3,13 @@ package runner
 import (
 	"context"
 	"fmt"
+	"io"
 	"maps"
+	"net/http"
+	goruntime "runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -20,6 +25,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/shardinformer/shardinformer/apisim"
+	"github.com/shardinformer/shardinformer/internal/testkit"
+	"github.com/shardinformer/shardinformer/pipeline"
 	"github.com/shardinformer/shardinformer/replicas"
 	"github.com/shardinformer/shardinformer/replicas/members"
 	"github.com/shardinformer/shardinformer/replicas/rangelw"
@@ -27,14 +34,24 @@ import (
 )
 
 // ledger records every handler call of every replica: which replica has
-// each key in view, failing on a key in two views at once, and each
-// replica's view (key → resourceVersion).
+// each key in view, failing on a key in two views at once, on two calls
+// for one key at once, and on a key's resourceVersion going backwards in
+// a view; each replica's view (key → resourceVersion); and how many calls
+// of a replica overlapped at most.
 type ledger struct {
-	t      *testing.T
-	mu     sync.Mutex
-	holder map[string]string            // key → replica
-	views  map[string]map[string]string // replica → key → rv
-	calls  map[string]int
+	t        *testing.T
+	mu       sync.Mutex
+	holder   map[string]string            // key → replica
+	views    map[string]map[string]string // replica → key → rv
+	calls    map[string]int
+	busy     map[string]bool // "replica key" while a call for it runs
+	inflight map[string]int  // replica → calls running
+	overlap  map[string]int  // replica → most calls running at once
+}
+
+func newLedger(t *testing.T) *ledger {
+	return &ledger{t: t, holder: map[string]string{}, views: map[string]map[string]string{}, calls: map[string]int{},
+		busy: map[string]bool{}, inflight: map[string]int{}, overlap: map[string]int{}}
 }
 
 type recorder struct {
@@ -42,17 +59,48 @@ type recorder struct {
 	name string
 }
 
+// enter records the start of a call for key. REQUIRES: l.mu held.
+func (r recorder) enter(key string) {
+	l := r.l
+	l.calls[r.name]++
+	if l.busy[r.name+" "+key] {
+		l.t.Errorf("%s: two calls for %s at once", r.name, key)
+	}
+	l.busy[r.name+" "+key] = true
+	l.inflight[r.name]++
+	l.overlap[r.name] = max(l.overlap[r.name], l.inflight[r.name])
+}
+
+// leave lets other calls run, then records the end of the call for key.
+func (r recorder) leave(key string) {
+	goruntime.Gosched()
+	r.l.mu.Lock()
+	defer r.l.mu.Unlock()
+	delete(r.l.busy, r.name+" "+key)
+	r.l.inflight[r.name]--
+}
+
 func (r recorder) set(obj any) {
 	p := obj.(*corev1.Pod)
 	key := p.Namespace + "/" + p.Name
 	r.l.mu.Lock()
-	defer r.l.mu.Unlock()
-	r.l.calls[r.name]++
+	r.enter(key)
 	if h, ok := r.l.holder[key]; ok && h != r.name {
 		r.l.t.Errorf("%s handled by %s while in %s's view", key, r.name, h)
 	}
+	if old, ok := r.l.views[r.name][key]; ok && rvLess(p.ResourceVersion, old) {
+		r.l.t.Errorf("%s: %s went back from resourceVersion %s to %s", r.name, key, old, p.ResourceVersion)
+	}
 	r.l.holder[key] = r.name
 	r.l.views[r.name][key] = p.ResourceVersion
+	r.l.mu.Unlock()
+	r.leave(key)
+}
+
+func rvLess(a, b string) bool {
+	x, err1 := strconv.ParseUint(a, 10, 64)
+	y, err2 := strconv.ParseUint(b, 10, 64)
+	return err1 == nil && err2 == nil && x < y
 }
 
 func (r recorder) OnAdd(obj any, _ bool)  { r.set(obj) }
@@ -66,13 +114,93 @@ func (r recorder) OnDelete(obj any) {
 		key = o.Namespace + "/" + o.Name
 	}
 	r.l.mu.Lock()
-	defer r.l.mu.Unlock()
-	r.l.calls[r.name]++
+	r.enter(key)
 	if h := r.l.holder[key]; h != r.name {
 		r.l.t.Errorf("%s: delete of %s held by %q", r.name, key, h)
 	}
 	delete(r.l.holder, key)
 	delete(r.l.views[r.name], key)
+	r.l.mu.Unlock()
+	r.leave(key)
+}
+
+// forget drops a killed replica from the ledger: its memory is gone.
+func (l *ledger) forget(name string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for key, h := range l.holder {
+		if h == name {
+			delete(l.holder, key)
+		}
+	}
+	clear(l.views[name])
+}
+
+// decoded counts what one client received of the pods resource: objects
+// (listed, or in watch events other than bookmarks and errors) and
+// response bytes.
+type decoded struct{ objects, bytes atomic.Int64 }
+
+func (d *decoded) reset() { d.objects.Store(0); d.bytes.Store(0) }
+
+// client returns a clientset on cfg whose pod responses d counts.
+func (d *decoded) client(t *testing.T, cfg *rest.Config) *kubernetes.Clientset {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return countingRT{rt, d} })
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}
+
+// podLW lists and watches every pod through cs, counting objects in d.
+func (d *decoded) podLW(cs *kubernetes.Clientset) cache.ListerWatcher {
+	return &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			l, err := cs.CoreV1().Pods("").List(ctx, o)
+			if err == nil {
+				d.objects.Add(int64(len(l.Items)))
+			}
+			return l, err
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			w, err := cs.CoreV1().Pods("").Watch(ctx, o)
+			if err != nil {
+				return nil, err
+			}
+			return watch.Filter(w, func(e watch.Event) (watch.Event, bool) {
+				if e.Type != watch.Bookmark && e.Type != watch.Error {
+					d.objects.Add(1)
+				}
+				return e, true
+			}), nil
+		},
+	}
+}
+
+type countingRT struct {
+	rt http.RoundTripper
+	d  *decoded
+}
+
+func (c countingRT) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := c.rt.RoundTrip(req)
+	if err == nil && strings.HasSuffix(req.URL.Path, "/pods") {
+		resp.Body = countingBody{resp.Body, c.d}
+	}
+	return resp, err
+}
+
+type countingBody struct {
+	io.ReadCloser
+	d *decoded
+}
+
+func (b countingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.d.bytes.Add(int64(n))
+	return n, err
 }
 
 // backend is the API server a scenario runs against: its REST config,
@@ -111,10 +239,16 @@ func simBackend(t *testing.T, sharded bool) backend {
 }
 
 // TestReplicas runs the scenario against apisim with the
-// ShardedListAndWatch gate on and off.
+// ShardedListAndWatch gate on and off, each replica on client-go's
+// informers (handler calls serialised) and on the pipeline's (parallel
+// handler calls, ordered per key).
 func TestReplicas(t *testing.T) {
 	for _, sharded := range []bool{true, false} {
-		t.Run(fmt.Sprint("gate=", sharded), func(t *testing.T) { scenario(t, simBackend(t, sharded)) })
+		for _, inf := range []string{"client-go", "pipeline"} {
+			t.Run(fmt.Sprintf("gate=%v/informer=%s", sharded, inf), func(t *testing.T) {
+				scenario(t, simBackend(t, sharded), inf == "pipeline")
+			})
+		}
 	}
 }
 
@@ -124,50 +258,61 @@ func TestReplicas(t *testing.T) {
 // views partition the server; churn keeps that true; one replica stops
 // (hands over and deletes its Lease) and a fourth joins, and again the
 // views converge to the new assignment, the stopped replica's view being
-// empty. Throughout, no key is in two replicas' views at once (checked at
-// every handler call). With a server that applies shardSelector no object
-// is dropped on the client; without, the fallback engages and drops
-// objects.
-func scenario(t *testing.T, b backend) {
+// empty; then one replica is killed (no hand-over, its Lease left behind
+// claiming its slots) and the others converge once the Lease has expired.
+// Throughout, no key is in two replicas' views at once, no key is in two
+// calls of one replica at once, and no key's resourceVersion goes back
+// (checked at every handler call). With a server that applies
+// shardSelector no object is dropped on the client, and during the first
+// churn each replica decodes exactly the events of its own slots (about a
+// third of the stream); without, the fallback engages, objects are
+// dropped, and each replica decodes at least the whole stream (once per
+// slot informer). parallel: pipeline informers and Workers = 4. When the
+// replicas have stopped, none of their goroutines is left.
+func scenario(t *testing.T, b backend, parallel bool) {
+	testkit.CheckLeaks(t, "shardinformer/pipeline.", "shardinformer/replicas/")
 	for i := range 200 {
 		if err := b.create(apisim.NewPod(fmt.Sprint("ns-", i%4), fmt.Sprint("pod-", i), int64(i), apisim.PodOptions{})); err != nil {
 			t.Fatal(err)
 		}
 	}
-	l := &ledger{t: t, holder: map[string]string{}, views: map[string]map[string]string{}, calls: map[string]int{}}
+	l := newLedger(t)
 	const slots = 8
+	const leaseDuration = 4 * time.Second
 	type running struct {
+		r      *Runner
 		cancel context.CancelFunc
 		done   chan error
+		dec    *decoded
 	}
 	run := map[string]running{}
 	var fallbacks, dropped atomic.Int64
 	hooks := rangelw.Hooks{Fallback: func() { fallbacks.Add(1) }, Dropped: func(n int) { dropped.Add(int64(n)) }}
-	start := func(name string) {
-		cs, err := kubernetes.NewForConfig(b.cfg)
-		if err != nil {
-			t.Fatal(err)
+	newInformer := func(lw cache.ListerWatcher) cache.SharedIndexInformer {
+		return cache.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, cache.Indexers{})
+	}
+	workers := 0
+	if parallel {
+		newInformer = func(lw cache.ListerWatcher) cache.SharedIndexInformer {
+			return pipeline.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, cache.Indexers{}, pipeline.WithShards(4))
 		}
+		workers = 4
+	}
+	start := func(name string) {
+		dec := &decoded{}
+		cs := dec.client(t, b.cfg)
 		l.mu.Lock()
 		l.views[name] = map[string]string{}
 		l.mu.Unlock()
 		r, err := New(Config{
 			Members: members.Config{Leases: cs.CoordinationV1().Leases("ctrl"), Group: "g", Identity: name,
-				LeaseDuration: 10 * time.Second, RenewDeadline: 6 * time.Second, RenewInterval: 100 * time.Millisecond},
-			Slots: slots,
-			Inner: &cache.ListWatch{
-				ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-					return cs.CoreV1().Pods("").List(ctx, o)
-				},
-				WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-					return cs.CoreV1().Pods("").Watch(ctx, o)
-				},
-			},
-			NewInformer: func(lw cache.ListerWatcher) cache.SharedIndexInformer {
-				return cache.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, cache.Indexers{})
-			},
-			Handler: recorder{l, name},
-			Hooks:   hooks,
+				LeaseDuration: leaseDuration, RenewDeadline: 2500 * time.Millisecond, RenewInterval: 100 * time.Millisecond},
+			Slots:       slots,
+			Inner:       dec.podLW(cs),
+			NewInformer: newInformer,
+			Handler:     recorder{l, name},
+			Workers:     workers,
+			Hooks:       hooks,
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -175,7 +320,7 @@ func scenario(t *testing.T, b backend) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- r.Run(ctx) }()
-		run[name] = running{cancel, done}
+		run[name] = running{r, cancel, done, dec}
 	}
 	stop := func(name string) {
 		run[name].cancel()
@@ -225,6 +370,18 @@ func scenario(t *testing.T, b backend) {
 			}
 		}
 	}
+	// The reference: one plain informer over every pod, to count what a
+	// replica that is not sharded decodes.
+	ref := &decoded{}
+	refInf := cache.NewSharedIndexInformer(ref.podLW(ref.client(t, b.cfg)), &corev1.Pod{}, 0, cache.Indexers{})
+	refCtx, refCancel := context.WithCancel(context.Background())
+	refDone := make(chan struct{})
+	go func() { defer close(refDone); refInf.RunWithContext(refCtx) }()
+	defer func() { refCancel(); <-refDone }()
+	if !cache.WaitForCacheSync(refCtx.Done(), refInf.HasSynced) {
+		t.Fatal("reference informer did not sync")
+	}
+
 	for _, name := range []string{"r0", "r1", "r2"} {
 		start(name)
 	}
@@ -240,12 +397,32 @@ func scenario(t *testing.T, b backend) {
 			}
 		}
 	}
+	ref.reset()
+	for _, r := range run {
+		r.dec.reset()
+	}
 	churn(0)
 	converge("churn")
+	checkDecoded(t, b, ref, map[string]*decoded{"r0": run["r0"].dec, "r1": run["r1"].dec, "r2": run["r2"].dec}, slots)
+
 	stop("r1")
 	start("r3")
 	churn(1)
 	converge("r1 left, r3 joined")
+
+	// Kill r2: no tombstones, no hand-over, its Lease stays and claims its
+	// slots until the others see it expire.
+	killed := time.Now()
+	run["r2"].r.crash.Store(true)
+	stop("r2")
+	l.forget("r2")
+	if _, err := run["r0"].dec.client(t, b.cfg).CoordinationV1().Leases("ctrl").Get(context.Background(), "g-r2", metav1.GetOptions{}); err != nil {
+		t.Fatalf("killed replica's Lease: %v", err)
+	}
+	churn(2)
+	converge("r2 killed")
+	t.Logf("r2's slots taken over %v after the kill (lease duration %v)", time.Since(killed).Round(100*time.Millisecond), leaseDuration)
+
 	if b.sharded != (fallbacks.Load() == 0 && dropped.Load() == 0) {
 		t.Errorf("server filters: %v; %d fallbacks, %d objects dropped on the client", b.sharded, fallbacks.Load(), dropped.Load())
 	}
@@ -255,6 +432,40 @@ func scenario(t *testing.T, b backend) {
 	for _, name := range []string{"r0", "r2", "r3"} {
 		if l.calls[name] == 0 {
 			t.Errorf("%s handled nothing", name)
+		}
+	}
+	t.Logf("most handler calls at once per replica: %v", l.overlap)
+}
+
+// checkDecoded checks what each of the replicas r0, r1, r2 decoded during
+// the first churn against the reference informer and against the churn's
+// events in each replica's slots: with server-side filtering each replica
+// decodes its own events and no more (up to a tenth of the stream for a
+// relist); without, at least the whole stream.
+func checkDecoded(t *testing.T, b backend, ref *decoded, dec map[string]*decoded, slots int) {
+	t.Helper()
+	a, _ := replicas.Assign(slices.Sorted(maps.Keys(dec)), slots)
+	mine := map[string]int64{}
+	for _, p := range b.list() {
+		if p.Namespace == "ns-new" && strings.HasPrefix(p.Name, "new-0-") || p.Labels["churn"] == "yes" {
+			owner, _ := a.Owner(shardselector.Hash(string(p.UID)))
+			mine[owner]++
+		}
+	}
+	stream := ref.objects.Load()
+	if stream != 60 {
+		t.Errorf("reference decoded %d objects during the churn, want its 60 events", stream)
+	}
+	for _, name := range slices.Sorted(maps.Keys(dec)) {
+		got := dec[name].objects.Load()
+		t.Logf("%s decoded %d objects (%.2f of the stream; its slots had %d events), %d bytes (%.2f of the reference's %d)",
+			name, got, float64(got)/float64(stream), mine[name], dec[name].bytes.Load(),
+			float64(dec[name].bytes.Load())/float64(ref.bytes.Load()), ref.bytes.Load())
+		if b.sharded && (got < mine[name] || got > mine[name]+stream/10) {
+			t.Errorf("%s decoded %d objects, its slots had %d events", name, got, mine[name])
+		}
+		if !b.sharded && got < stream {
+			t.Errorf("%s decoded %d objects without server-side filtering, want at least the stream's %d", name, got, stream)
 		}
 	}
 }
@@ -272,6 +483,9 @@ func TestConfig(t *testing.T) {
 		"no handler":  {Members: mc, Inner: lw, NewInformer: inf},
 		"annotations": {Members: members.Config{Group: "g", Identity: "a", Annotations: func() map[string]string { return nil }}, Inner: lw, NewInformer: inf, Handler: h},
 		"members":     {Members: members.Config{Group: "g"}, Inner: lw, NewInformer: inf, Handler: h},
+		"workers": {Members: mc, Inner: lw, Handler: h, Workers: 2, NewInformer: func(lw cache.ListerWatcher) cache.SharedIndexInformer {
+			return cache.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, cache.Indexers{})
+		}},
 	} {
 		if _, err := New(cfg); err == nil {
 			t.Errorf("%s: no error", name)
@@ -285,11 +499,11 @@ func TestConfig(t *testing.T) {
 // a tombstone for each object it was told of and not told deleted, with
 // the last state it saw.
 func TestGateFenced(t *testing.T) {
-	l := &ledger{t: t, holder: map[string]string{}, views: map[string]map[string]string{"r": {}}, calls: map[string]int{}}
-	var mu sync.Mutex
+	l := newLedger(t)
+	l.views["r"] = map[string]string{}
 	var tripped atomic.Bool
 	fenced := false
-	g := &gate{h: recorder{l, "r"}, mu: &mu, fenced: func() bool { return fenced }, tripped: &tripped, active: true, seen: map[string]any{}}
+	g := newGate(recorder{l, "r"}, func() bool { return fenced }, &tripped)
 	pod := func(name, rv string) *corev1.Pod {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, ResourceVersion: rv}}
 	}
@@ -311,5 +525,55 @@ func TestGateFenced(t *testing.T) {
 	g.close()
 	if len(l.views["r"]) != 0 || len(l.holder) != 0 {
 		t.Fatalf("after close: view %v", l.views["r"])
+	}
+}
+
+// TestGateParallel: without serial, two calls for different keys run in
+// the handler at once (each waits until the other has entered), and close
+// waits for a call in flight before its tombstones, which cover the keys
+// that call passed.
+func TestGateParallel(t *testing.T) {
+	var tripped atomic.Bool
+	var mu sync.Mutex
+	var log []string
+	entered := make(chan string, 2)
+	release := make(chan struct{})
+	h := cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			name := obj.(*corev1.Pod).Name
+			entered <- name
+			<-release
+			mu.Lock()
+			log = append(log, "add "+name)
+			mu.Unlock()
+		},
+		DeleteFunc: func(obj any) {
+			mu.Lock()
+			log = append(log, "tombstone "+obj.(cache.DeletedFinalStateUnknown).Key)
+			mu.Unlock()
+		},
+	}
+	g := newGate(h, func() bool { return false }, &tripped)
+	var calls sync.WaitGroup
+	for _, name := range []string{"a", "b"} {
+		calls.Go(func() { g.OnAdd(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}}, false) })
+	}
+	<-entered
+	<-entered // both calls are in the handler at once
+	closed := make(chan struct{})
+	go func() { g.close(); close(closed) }()
+	for range 100 {
+		goruntime.Gosched() // give a close that did not wait the chance to run first
+	}
+	close(release)
+	<-closed
+	calls.Wait()
+	if len(log) != 4 || !strings.HasPrefix(log[0], "add ") || !strings.HasPrefix(log[1], "add ") ||
+		!slices.Equal(slices.Sorted(slices.Values(log[2:])), []string{"tombstone ns/a", "tombstone ns/b"}) {
+		t.Fatalf("calls: %q", log)
+	}
+	g.OnAdd(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "c"}}, false)
+	if len(log) != 4 || tripped.Load() {
+		t.Fatalf("a closed gate passed a call: %q", log)
 	}
 }
