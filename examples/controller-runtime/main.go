@@ -133,6 +133,7 @@ func (r *PodReconciler) SetupWithManager(mgr manager.Manager) error {
 	if err != nil {
 		return err
 	}
+	// The controller's work queue: ratelimit's, through NewQueue.
 	newQueue := func(name string, rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
 		q, err := ratelimit.New(ratelimit.Config[reconcile.Request]{Name: name, RateLimiter: rl, MetricsProvider: metricsProvider})
 		if err != nil {
