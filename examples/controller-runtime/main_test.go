@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/shardinformer/shardinformer/apisim"
 	"github.com/shardinformer/shardinformer/pipeline"
 	"github.com/shardinformer/shardinformer/ratelimit"
@@ -168,8 +169,32 @@ func TestManagerOnShardinformer(t *testing.T) {
 	}
 	// The manager waits for its cache; our informers' RunWithContext waits for
 	// every goroutine it started.
-	if g := goroutines("shardinformer/pipeline."); len(g) != 0 {
-		t.Fatalf("%d informer goroutines after the manager stopped:\n%s", len(g), strings.Join(g, "\n\n"))
+	// The controller shuts its queue down, and ratelimit's ShutDown waits for
+	// the queue's goroutines.
+	for _, pkg := range []string{"shardinformer/pipeline.", "shardinformer/ratelimit."} {
+		if g := goroutines(pkg); len(g) != 0 {
+			t.Fatalf("%d %s goroutines after the manager stopped:\n%s", len(g), pkg, strings.Join(g, "\n\n"))
+		}
+	}
+}
+
+// workqueueMetrics finds controller-runtime's own vectors; a vector that
+// differs from controller-runtime's, or one controller-runtime does not
+// register, is an error and stays out of the registry.
+func TestWorkqueueMetricsBadInput(t *testing.T) {
+	if _, err := workqueueMetrics(); err != nil {
+		t.Fatal(err)
+	}
+	otherHelp := prometheus.NewCounterVec(prometheus.CounterOpts{Subsystem: "workqueue", Name: "adds_total", Help: "other"}, []string{"name", "controller"})
+	if _, err := existing(nil, otherHelp); err == nil {
+		t.Error("a workqueue_adds_total with another help text was taken for controller-runtime's")
+	}
+	unknown := prometheus.NewCounterVec(prometheus.CounterOpts{Subsystem: "workqueue", Name: "unknown_total", Help: "unknown"}, []string{"name"})
+	if _, err := existing(nil, unknown); err == nil {
+		t.Error("a vector controller-runtime does not register was accepted")
+	}
+	if metrics.Registry.Unregister(unknown) {
+		t.Error("the rejected vector stayed registered")
 	}
 }
 
