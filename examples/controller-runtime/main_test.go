@@ -11,12 +11,16 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/shardinformer/shardinformer/apisim"
 	"github.com/shardinformer/shardinformer/pipeline"
+	"github.com/shardinformer/shardinformer/ratelimit"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
 func TestMain(m *testing.M) {
@@ -50,7 +54,9 @@ func serverState(s *apisim.Server) map[types.NamespacedName]string {
 // informers against the simulated API server: the cache's informer is ours,
 // every pod is reconciled at its current version — through creates, updates
 // and deletes while the controller runs — the cache equals the server, and
-// stopping the manager stops every informer goroutine.
+// stopping the manager stops every informer goroutine. The controller's
+// work queue is ratelimit's (what its NewQueue built), and it reports into
+// controller-runtime's workqueue metrics under the controller's name.
 func TestManagerOnShardinformer(t *testing.T) {
 	s, err := apisim.New(apisim.Config{})
 	if err != nil {
@@ -130,6 +136,17 @@ func TestManagerOnShardinformer(t *testing.T) {
 	}
 	eventually(t, "every change reconciled", reconciledAll)
 
+	if q := r.Queue(); q == nil {
+		t.Fatal("the controller started without calling NewQueue")
+	} else if _, ours := q.(*ratelimit.Queue[reconcile.Request]); !ours {
+		t.Fatalf("the controller's queue is %T, not ratelimit's", q)
+	}
+	// Every key reconciled was added to the queue and done at least once.
+	adds, done := queueMetric(t, "workqueue_adds_total"), queueMetric(t, "workqueue_work_duration_seconds")
+	if n := float64(r.Len()); adds < n || done < n {
+		t.Errorf("controller-runtime's metrics for queue pods: %v adds, %v items done; want at least %v each", adds, done, n)
+	}
+
 	cacheState := func() map[types.NamespacedName]string {
 		var list corev1.PodList
 		if err := mgr.GetCache().List(ctx, &list); err != nil {
@@ -152,9 +169,63 @@ func TestManagerOnShardinformer(t *testing.T) {
 	}
 	// The manager waits for its cache; our informers' RunWithContext waits for
 	// every goroutine it started.
-	if g := goroutines("shardinformer/pipeline."); len(g) != 0 {
-		t.Fatalf("%d informer goroutines after the manager stopped:\n%s", len(g), strings.Join(g, "\n\n"))
+	// The controller shuts its queue down, and ratelimit's ShutDown waits for
+	// the queue's goroutines.
+	for _, pkg := range []string{"shardinformer/pipeline.", "shardinformer/ratelimit."} {
+		if g := goroutines(pkg); len(g) != 0 {
+			t.Fatalf("%d %s goroutines after the manager stopped:\n%s", len(g), pkg, strings.Join(g, "\n\n"))
+		}
 	}
+}
+
+// workqueueMetrics finds controller-runtime's own vectors; a vector that
+// differs from controller-runtime's, or one controller-runtime does not
+// register, is an error and stays out of the registry.
+func TestWorkqueueMetricsBadInput(t *testing.T) {
+	if _, err := workqueueMetrics(); err != nil {
+		t.Fatal(err)
+	}
+	otherHelp := prometheus.NewCounterVec(prometheus.CounterOpts{Subsystem: "workqueue", Name: "adds_total", Help: "other"}, []string{"name", "controller"})
+	if _, err := existing(nil, otherHelp); err == nil {
+		t.Error("a workqueue_adds_total with another help text was taken for controller-runtime's")
+	}
+	unknown := prometheus.NewCounterVec(prometheus.CounterOpts{Subsystem: "workqueue", Name: "unknown_total", Help: "unknown"}, []string{"name"})
+	if _, err := existing(nil, unknown); err == nil {
+		t.Error("a vector controller-runtime does not register was accepted")
+	}
+	if metrics.Registry.Unregister(unknown) {
+		t.Error("the rejected vector stayed registered")
+	}
+}
+
+// queueMetric returns the value (counters) or sample count (histograms) of
+// family in controller-runtime's registry for the queue of the controller
+// named pods.
+func queueMetric(t *testing.T, family string) float64 {
+	t.Helper()
+	mfs, err := metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != family {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["name"] == "pods" && labels["controller"] == "pods" {
+				if h := m.GetHistogram(); h != nil {
+					return float64(h.GetSampleCount())
+				}
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	t.Fatalf("no %s{name=pods,controller=pods} in controller-runtime's registry", family)
+	return 0
 }
 
 func mapsEqual(a, b map[types.NamespacedName]string) bool {
