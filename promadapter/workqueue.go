@@ -27,11 +27,12 @@ import (
 // and several providers may be built on one Registerer: the first registers
 // the metric vectors and the others reuse them.
 //
-// controller-runtime's own provider adds a "controller" label (equal to
-// name) and finer buckets; a controller-runtime user who wants exactly those
-// series passes controller-runtime's provider
-// (sigs.k8s.io/controller-runtime/pkg/metrics.GetWorkqueueMetricsProvider())
-// to the queue instead.
+// controller-runtime's own metrics add a "controller" label (equal to name)
+// and finer buckets, under the same names, so this provider cannot share
+// controller-runtime's registry; a controller-runtime user who wants exactly
+// those series gives the queue a provider that feeds them
+// (examples/controller-runtime has one: controller-runtime v0.25 keeps its
+// own provider's type internal).
 //
 // Safe for concurrent use; must not be copied.
 type WorkqueueMetricsProvider struct {

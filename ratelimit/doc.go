@@ -21,12 +21,18 @@
 // returns:
 //
 //	NewQueue: func(name string, rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
-//		q, err := ratelimit.New(ratelimit.Config[reconcile.Request]{Name: name, RateLimiter: rl, MetricsProvider: metrics.GetWorkqueueMetricsProvider()})
+//		q, err := ratelimit.New(ratelimit.Config[reconcile.Request]{Name: name, RateLimiter: rl, MetricsProvider: p})
 //		if err != nil {
 //			panic(err) // only for an invalid Config
 //		}
 //		return q
 //	},
+//
+// controller-runtime (v0.25) keeps its workqueue metrics provider's type
+// internal; the module examples/controller-runtime shows a provider p that
+// feeds controller-runtime's own workqueue_* series, and its test runs a
+// manager on this queue. promadapter.NewWorkqueueMetricsProvider gives
+// client-go's workqueue_* series on any registry.
 //
 // Two things differ from a client-go queue built the same way: there is no
 // global metrics provider (workqueue.SetProvider does not reach this queue;
