@@ -67,6 +67,13 @@
 //     objects/s, heap-B/object, allocs/object and cpu-ns/object (the whole
 //     process, the server's writes included). It splits a gain into the
 //     decoder's share and the core's (issue 11).
+//   - BenchmarkSyncParts: the same pods, the parts of that sync timed alone:
+//     part=serve, apisim writing a LIST or WatchList and a client reading its
+//     bytes over loopback without decoding (B/object, ns/object); part=decode,
+//     client-go's watch decoder on one goroutine over those WatchList bytes
+//     in memory, dropping each pod (keep=false, as replaying decode
+//     benchmarks do) or keeping all (keep=true, as a store does: the heap
+//     grows by every pod, so GC marking and fresh pages are paid too).
 //
 // Micro-benchmarks of the parts (ring, fifo, index) and package wire's
 // decoding benchmarks live in those packages; run.sh runs them too and

@@ -94,7 +94,7 @@ func serveClient(ctx context.Context, sp spec, reg prometheus.Registerer, cmds <
 		}
 	}()
 	var pk peaks
-	cpu0 := cpuTime()
+	cpu0, split0 := cpuTime(), readCPUSplit()
 	gc0, pause0 := gcStats()
 	smp := startSampler(c, &pk, cpu0, emit)
 	defer smp.stop()
@@ -132,7 +132,7 @@ func serveClient(ctx context.Context, sp spec, reg prometheus.Registerer, cmds <
 	if !sentSynced {
 		emit(message{Type: msgSynced, At: c.syncedAt.UnixNano()})
 	}
-	cpuReady := cpuTime()
+	cpuReady, splitReady := cpuTime(), readCPUSplit().sub(split0)
 	emit(message{Type: msgReady, At: c.readyAt.UnixNano()})
 
 	start, err := wait(cmdChurnStart)
@@ -194,6 +194,7 @@ func serveClient(ctx context.Context, sp spec, reg prometheus.Registerer, cmds <
 	}
 	res := c.result(chk, time.Unix(0, start.At), time.Unix(0, end.At), fin.Deletes)
 	res.CPUSeconds, res.SyncCPUSeconds = (cpuEnd - cpu0).Seconds(), (cpuReady - cpu0).Seconds()
+	res.SyncGCCPUSeconds, res.SyncSysCPUSeconds, res.SyncPageFaults = splitReady.gc.Seconds(), splitReady.sys.Seconds(), splitReady.faults
 	res.PeakHeapBytes, res.PeakRSSBytes = pk.get()
 	res.GCCount, res.GCPauseSeconds = gc1-gc0, (pause1 - pause0).Seconds()
 	res.ProfileDir = sp.ProfileDir

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -275,6 +276,13 @@ func TestControllerScenario(t *testing.T) {
 			r.Latency.P50 <= 0 || r.Latency.P50 > r.Latency.P99 || r.Latency.P99 > r.Latency.Max || len(r.Timeline) < 3 {
 			t.Errorf("%s: measurements missing or inconsistent: %+v", r.Impl, r)
 		}
+		// The sync's CPU split: its parts are within it, and decoding 1500
+		// pods into a new process's heap faults pages in.
+		if r.SyncPageFaults <= 0 || r.SyncGCCPUSeconds < 0 || r.SyncSysCPUSeconds < 0 ||
+			r.SyncGCCPUSeconds > r.SyncCPUSeconds || r.SyncSysCPUSeconds > r.SyncCPUSeconds {
+			t.Errorf("%s: sync CPU %.3fs, GC %.3fs, kernel %.3fs, %d page faults", r.Impl, r.SyncCPUSeconds,
+				r.SyncGCCPUSeconds, r.SyncSysCPUSeconds, r.SyncPageFaults)
+		}
 		if (r.Impl == implOurs) != (r.Coalesced != nil) {
 			t.Errorf("%s: pipeline counters present = %v", r.Impl, r.Coalesced != nil)
 		}
@@ -295,7 +303,8 @@ func TestControllerScenario(t *testing.T) {
 		}
 	}
 	for _, k := range []string{"ready_seconds", "initial_sync_seconds", "reconciles_per_second", "latency_p50", "latency_p90",
-		"latency_p99", "freshness_p99", "cpu_seconds", "retained_heap_bytes"} {
+		"latency_p99", "freshness_p99", "cpu_seconds", "sync_gc_cpu_seconds", "sync_sys_cpu_seconds", "sync_page_faults",
+		"retained_heap_bytes"} {
 		if !keys[k] {
 			t.Errorf("no figure %s", k)
 		}
@@ -311,6 +320,22 @@ func TestControllerScenario(t *testing.T) {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("summary lacks %q", want)
 		}
+	}
+}
+
+// TestCPUSplitCountsFaultsAndGC: touching fresh memory adds page faults and
+// a collection adds GC CPU to a reading's difference.
+func TestCPUSplitCountsFaultsAndGC(t *testing.T) {
+	before := readCPUSplit()
+	mem := make([]byte, 64<<20)
+	for i := 0; i < len(mem); i += 4096 {
+		mem[i] = 1
+	}
+	runtime.GC()
+	d := readCPUSplit().sub(before)
+	runtime.KeepAlive(mem)
+	if d.faults <= 0 || d.gc <= 0 || d.sys < 0 {
+		t.Errorf("split after touching 64 MiB and a GC: %+v, want faults and GC CPU", d)
 	}
 }
 

@@ -26,6 +26,35 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// cpuSplit is where a process's CPU time went, read at one instant; the
+// difference of two readings splits a phase's CPU (sub).
+type cpuSplit struct {
+	sys    time.Duration // in the kernel (system calls, page faults)
+	gc     time.Duration // the Go runtime's estimate of GC work (marking, assists, pauses)
+	faults int64         // minor and major page faults
+}
+
+// readCPUSplit reads this process's system CPU time and page faults
+// (getrusage) and the runtime's GC CPU estimate (runtime/metrics).
+func readCPUSplit() cpuSplit {
+	var c cpuSplit
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		c.sys = time.Duration(ru.Stime.Nano())
+		c.faults = ru.Minflt + ru.Majflt
+	}
+	s := []metrics.Sample{{Name: "/cpu/classes/gc/total:cpu-seconds"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() == metrics.KindFloat64 {
+		c.gc = time.Duration(s[0].Value.Float64() * float64(time.Second))
+	}
+	return c
+}
+
+func (c cpuSplit) sub(d cpuSplit) cpuSplit {
+	return cpuSplit{sys: c.sys - d.sys, gc: c.gc - d.gc, faults: c.faults - d.faults}
+}
+
 // rss returns the resident set size in bytes (Linux; 0 elsewhere).
 func rss() uint64 {
 	b, err := os.ReadFile("/proc/self/statm")

@@ -60,7 +60,14 @@ type implResult struct {
 	// CPUScope.
 	CPUSeconds     float64 `json:"cpu_seconds"`
 	SyncCPUSeconds float64 `json:"sync_cpu_seconds"`
-	CPUScope       string  `json:"cpu_scope"`
+	// Parts of SyncCPUSeconds (own process only, else 0): the Go runtime's
+	// GC CPU estimate (/cpu/classes/gc/total: it counts the time GC workers
+	// hold a P, so it overstates GC on a contended machine), the kernel's
+	// share (page faults of a growing heap among it) and the page faults.
+	SyncGCCPUSeconds  float64 `json:"sync_gc_cpu_seconds,omitempty"`
+	SyncSysCPUSeconds float64 `json:"sync_sys_cpu_seconds,omitempty"`
+	SyncPageFaults    int64   `json:"sync_page_faults,omitempty"`
+	CPUScope          string  `json:"cpu_scope"`
 	// Process peaks and GC over the same span: the implementation's own in
 	// its process, shared side by side.
 	PeakHeapBytes  uint64  `json:"peak_heap_bytes"`

@@ -453,6 +453,7 @@ func (tr *trial) collect(ctx context.Context, res *trialReport, deletes map[stri
 		if tr.c.sideBySide {
 			r.CPUScope = cpuScopeShared
 			r.CPUSeconds, r.SyncCPUSeconds = 0, 0
+			r.SyncGCCPUSeconds, r.SyncSysCPUSeconds, r.SyncPageFaults = 0, 0, 0
 			if res.CPUByLabel != nil {
 				r.CPUScope = cpuScopeLabel
 				for k, v := range res.CPUByLabel {
