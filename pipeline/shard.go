@@ -119,16 +119,14 @@ func (s *shard) pending() bool {
 // before it returns to the watch stream. A woken goroutine waits in the
 // waker's run queue until the waker blocks, and the reflector blocks only when
 // no further event is waiting, so without the yield each notification would
-// wait for the reflector to catch up with the stream (and, during a GC cycle,
-// for its mark assists). Yielding hands the CPU to the handler first, as a
-// goroutine handoff does in client-go's listeners; the reflector resumes on
-// whichever P frees up first.
+// wait for the reflector to catch up with the stream. Yielding (to the
+// scheduler's global queue) lets the woken workers run first; the reflector
+// resumes on whichever P frees up first.
 func (s *shard) wrote(idle bool) {
 	if idle && s.inline && s.bell.Armed() && s.own.TryLock() {
 		_, woke := s.passLocked()
 		s.own.Unlock()
-		pending := s.queue.Pending()
-		if pending {
+		if s.queue.Pending() {
 			s.bell.Ring()
 		}
 		if woke {
