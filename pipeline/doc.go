@@ -31,7 +31,12 @@
 //     reflector itself, which saves a goroutine handoff per event at the
 //     rates where the shard keeps up (on a busy machine a woken goroutine
 //     waits in the scheduler's run queue behind whatever else is runnable).
-//     Not under Block, where the drain may wait for ring space.
+//     When such a pass woke a parked listener worker, the reflector yields
+//     (runtime.Gosched) before it takes the next event: a woken goroutine
+//     waits in its waker's run queue until the waker blocks, and a reflector
+//     with events waiting does not block, so the handler would otherwise wait
+//     for the reflector to catch up with the stream. Not under Block, where
+//     the drain may wait for ring space.
 //   - listener worker (one per handler, W for a parallel handler): the only
 //     consumer of its outlets, one per shard. It takes ring items in batches,
 //     calls the handler, and parks on its doorbell when every outlet is

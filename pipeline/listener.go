@@ -220,9 +220,10 @@ func (w *worker) ready() bool {
 	return false
 }
 
-// wake rings the worker's bell; it costs one atomic load unless the worker
-// is parked. Any goroutine, after publishing to one of the worker's outlets.
-func (w *worker) wake() { w.bell.Ring() }
+// wake rings the worker's bell and reports whether the worker was parked; it
+// costs one atomic load unless the worker is parked. Any goroutine, after
+// publishing to one of the worker's outlets.
+func (w *worker) wake() bool { return w.bell.Ring() }
 
 // deliver calls the handler for one notification. A panic is recovered,
 // logged with the key and counted, unless WithCrashOnPanic is set.

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -83,7 +84,7 @@ func (s *shard) requestRemove(l *listener) {
 func (s *shard) run(ctx context.Context) {
 	for {
 		s.own.Lock()
-		n := s.passLocked()
+		n, _ := s.passLocked()
 		s.own.Unlock()
 		if n > 0 {
 			continue
@@ -113,21 +114,34 @@ func (s *shard) pending() bool {
 // goroutine, which on a busy machine waits in the scheduler's run queue behind
 // whatever else is runnable. Otherwise, and for whatever is left, it rings
 // the drain goroutine, which works in batches in parallel with the reflector.
+//
+// When the inline pass woke a parked listener worker, the reflector yields
+// before it returns to the watch stream. A woken goroutine waits in the
+// waker's run queue until the waker blocks, and the reflector blocks only when
+// no further event is waiting, so without the yield each notification would
+// wait for the reflector to catch up with the stream. Yielding (to the
+// scheduler's global queue) lets the woken workers run first; the reflector
+// resumes on whichever P frees up first.
 func (s *shard) wrote(idle bool) {
 	if idle && s.inline && s.bell.Armed() && s.own.TryLock() {
-		s.passLocked()
+		_, woke := s.passLocked()
 		s.own.Unlock()
-		if !s.queue.Pending() {
-			return
+		if s.queue.Pending() {
+			s.bell.Ring()
 		}
+		if woke {
+			runtime.Gosched()
+		}
+		return
 	}
 	s.bell.Ring()
 }
 
-// passLocked applies pending listener changes and one batch of the queue,
-// and returns the number of keys it took.
+// passLocked applies pending listener changes and one batch of the queue. It
+// returns the number of keys it took and whether it woke a parked listener
+// worker.
 // REQUIRES: s.own held.
-func (s *shard) passLocked() int {
+func (s *shard) passLocked() (n int, woke bool) {
 	cfg := &s.inf.cfg
 	s.applyControl()
 	items := s.queue.Pop(s.own.items[:0], cfg.batchSize)
@@ -139,7 +153,7 @@ func (s *shard) passLocked() int {
 	for i := range items {
 		s.apply(&items[i], &st)
 	}
-	s.flush()
+	woke = s.flush()
 	if m, ok := s.queue.Done(items); ok {
 		s.part.SetSyncMark(m.Seq, m.RV)
 	}
@@ -151,7 +165,7 @@ func (s *shard) passLocked() int {
 		}
 	}
 	s.own.items = items[:0]
-	return len(items)
+	return len(items), woke
 }
 
 // apply writes one key's deltas to the partition and publishes a notification
@@ -207,8 +221,9 @@ func (s *shard) pushTo(sl *shardListener, n notification) {
 	sl.initial += int64(p.initialDelta)
 }
 
-// flush publishes every touched outlet once and wakes parked workers.
-func (s *shard) flush() {
+// flush publishes every touched outlet once and wakes parked workers; it
+// reports whether it woke one.
+func (s *shard) flush() (woke bool) {
 	for _, sl := range s.listeners {
 		// Count initial-list adds before the consumer can see them in the
 		// rings. Overflowed ones it may handle earlier: the count dips below
@@ -219,8 +234,8 @@ func (s *shard) flush() {
 			sl.initial = 0
 		}
 		for i, o := range sl.outlets {
-			if o.flush() {
-				sl.l.workers[i].wake()
+			if o.flush() && sl.l.workers[i].wake() {
+				woke = true
 			}
 		}
 		if sl.spilled > 0 {
@@ -231,6 +246,7 @@ func (s *shard) flush() {
 			sl.spilled, sl.merged = 0, 0
 		}
 	}
+	return woke
 }
 
 // applyControl adds and removes listeners as requested, joins first: a

@@ -61,15 +61,18 @@ func (d *Doorbell) Wait(ctx context.Context, ready func() bool) bool {
 // answer may be stale on return). Any goroutine.
 func (d *Doorbell) Armed() bool { return d.armed.Load() }
 
-// Ring wakes the waiter if it is armed. Call it after the write that makes
-// the waiter's condition true. Any goroutine; it never blocks, and costs one
-// atomic load when the waiter is not armed.
-func (d *Doorbell) Ring() {
+// Ring wakes the waiter if it is armed, and reports whether it did (whether
+// this call disarmed it). Call it after the write that makes the waiter's
+// condition true. Any goroutine; it never blocks, and costs one atomic load
+// when the waiter is not armed.
+func (d *Doorbell) Ring() bool {
 	// Clearing the flag first means one parking costs at most one send.
 	if d.armed.Load() && d.armed.CompareAndSwap(true, false) {
 		select {
 		case d.ch <- struct{}{}:
 		default: // a token is already waiting
 		}
+		return true
 	}
+	return false
 }

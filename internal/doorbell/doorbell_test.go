@@ -147,13 +147,19 @@ func TestWaitReadyReturnsAtOnce(t *testing.T) {
 
 func TestRingUnarmedLeavesNoToken(t *testing.T) {
 	d := New()
-	d.Ring()
+	if d.Ring() {
+		t.Fatal("Ring with nobody armed reported a wake-up")
+	}
 	if len(d.ch) != 0 {
 		t.Fatal("Ring with nobody armed left a token")
 	}
 	d.Arm()
-	d.Ring()
-	d.Ring() // the first cleared the flag: one token for one parking
+	if !d.Ring() {
+		t.Fatal("Ring of an armed bell reported no wake-up")
+	}
+	if d.Ring() { // the first cleared the flag: one token for one parking
+		t.Fatal("second Ring reported a wake-up: the first one disarmed the bell")
+	}
 	if len(d.ch) != 1 || d.armed.Load() {
 		t.Fatalf("armed Ring: %d tokens, armed=%v; want 1, false", len(d.ch), d.armed.Load())
 	}
