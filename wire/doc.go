@@ -302,7 +302,8 @@
 // # Fuzzing
 //
 // The fuzz targets (FuzzProtoWatch, FuzzJSONWatch, FuzzProtoList,
-// FuzzJSONList, FuzzDropManagedFieldsProto, FuzzDropManagedFieldsJSON here,
+// FuzzJSONList, FuzzDropManagedFieldsProto, FuzzDropManagedFieldsJSON,
+// FuzzSharePod here,
 // FuzzReadValue in internal/jsonwire) run their seed corpora (testdata/fuzz)
 // with go test; `make fuzz` (hack/fuzz.sh) runs each for a few seconds.
 package wire
