@@ -283,8 +283,13 @@
 // -count 3 -benchtime 3x`.) The medians put WithDiet with 2 workers at
 // 1.23x the plain decode's wall time (was 1.82x) and 1.7x client-go's
 // throughput, with 343 allocations per event instead of 428; its CPU is
-// 1.54x the plain decode's. So the goal of ≤ 1.2x is not shown: the noise
-// on this run is larger than the gap. What the diet still pays for on
+// 1.54x the plain decode's. A second run right after (load average 2.5,
+// other helpers compiling without the lock) gave the same CPU ratios —
+// 2 workers 76 µs vs 47 µs (1.6x), 1 worker 78 µs vs 58 µs (1.34x) — but
+// wall times of 84 µs with the diet vs 25 µs without for 2 workers (two
+// of three rounds disturbed; 1 worker: 56 µs vs 42 µs). So the goal of
+// ≤ 1.2x is not met: the diet costs about 20–28 µs of CPU per event, and
+// with two workers on two cores that CPU comes off throughput. What the diet still pays for on
 // apisim's pods is misses: env lists repeat only within an app's pods in
 // one namespace and owner references not at all (of 2000 pods, env hit
 // 57 times and missed 3943, owner references missed 2000), and each miss

@@ -152,7 +152,13 @@ func (pl *sharePlan) reset() {
 	pl.cutter.Reset()
 	clear(pl.hits) // drop the references to cached values
 	pl.hits, pl.misses = pl.hits[:0], pl.misses[:0]
+	if cap(pl.buf) > maxKeptBuf {
+		pl.buf = nil // a rare large pod's scratch is not kept
+	}
 }
+
+// maxKeptBuf bounds the scratch an interner keeps between pods.
+const maxKeptBuf = 1 << 20
 
 // plan walks the pod message b and looks its parts up. It returns the
 // bytes to unmarshal — b, or b without the hits in pl.buf — and false if
