@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -68,6 +69,9 @@ type codec struct {
 	known func(schema.GroupVersionKind) bool
 
 	diet diet
+	// pod: the resource is pods, whose diet shares parts before decoding
+	// (diet.protoPod).
+	pod bool
 }
 
 func newCodec(res Resource, d diet) (*codec, error) {
@@ -106,6 +110,7 @@ func newCodec(res Resource, d diet) (*codec, error) {
 			c.canExcise = strings.HasPrefix(f.Tag.Get("protobuf"), "bytes,1,")
 		}
 		negotiator = runtime.NewClientNegotiator(serializer.NewCodecFactory(res.Scheme).WithoutConversion(), c.gvk.GroupVersion())
+		_, c.pod = res.Object.(*corev1.Pod)
 	}
 	for _, f := range []format{formatJSON, formatProtobuf} {
 		if f == formatProtobuf && !c.protobuf {
@@ -245,6 +250,9 @@ func (c *codec) protoItem(b []byte) (runtime.Object, error) {
 			return nil, err
 		}
 		excised = true
+	}
+	if c.pod && c.diet.sharing() && (excised || !c.diet.dropManagedFields) {
+		return c.diet.protoPod(b)
 	}
 	obj := c.newItem()
 	if err := obj.(unmarshaler).Unmarshal(b); err != nil {

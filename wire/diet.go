@@ -63,21 +63,18 @@ func (d diet) on() bool {
 // Maps are shared between objects only with shareMaps.
 func (d diet) apply(obj runtime.Object) runtime.Object {
 	if pod, ok := obj.(*corev1.Pod); ok {
-		if d.compact {
-			compactPod(pod)
+		if !d.intern && !d.sharing() {
+			d.dietPod(nil, pod)
+			return obj
 		}
-		if d.intern || d.share || d.shareMaps {
-			t := d.interners.get()
-			if d.intern {
-				internPod(t, pod, d.classes)
-			}
-			// Sharing comes last: a value is offered to other pods only
-			// once this pod is done changing it.
-			if d.share || d.shareMaps {
-				sharePod(t, pod, d.shareMaps)
-			}
-			d.interners.put(t)
+		t := d.interners.get()
+		d.dietPod(t, pod)
+		// Sharing comes last: a value is offered to other pods only once
+		// this pod is done changing it.
+		if d.sharing() {
+			sharePod(t, pod, d.shareMaps)
 		}
+		d.interners.put(t)
 		return obj
 	}
 	if !d.intern {
@@ -93,6 +90,46 @@ func (d diet) apply(obj runtime.Object) runtime.Object {
 		internReflect(t, reflect.ValueOf(obj))
 	}
 	return obj
+}
+
+func (d diet) sharing() bool { return d.share || d.shareMaps }
+
+// dietPod compacts and interns a pod as asked to (t may be nil without
+// interning).
+func (d diet) dietPod(t *interner, pod *corev1.Pod) {
+	if d.compact {
+		compactPod(pod)
+	}
+	if d.intern {
+		internPod(t, pod, d.classes)
+	}
+}
+
+// protoPod unmarshals a pod's protobuf message b with the diet, sharing
+// parts before they are decoded (shareproto.go).
+func (d diet) protoPod(b []byte) (runtime.Object, error) {
+	t := d.interners.get()
+	defer d.interners.put(t)
+	pl := &t.plan
+	in, planned := pl.plan(t, b, d.shareMaps)
+	pod := &corev1.Pod{}
+	if err := pod.Unmarshal(in); err != nil {
+		pl.reset()
+		// A hit's bytes decoded before, so the error is in the rest; the
+		// plain decode reports it as client-go would.
+		pod = &corev1.Pod{}
+		if err := pod.Unmarshal(b); err != nil {
+			return nil, err
+		}
+		planned = false
+	}
+	d.dietPod(t, pod)
+	if planned {
+		pl.finish(t, pod, b)
+	} else {
+		sharePod(t, pod, d.shareMaps)
+	}
+	return pod, nil
 }
 
 // in replaces *s by the interner's canonical copy of its value.

@@ -201,6 +201,34 @@ func FuzzDropManagedFieldsProto(f *testing.F) {
 	})
 }
 
+// FuzzSharePod: a pod's protobuf bytes decoded with the diet — twice with
+// one interner, so that the second decode finds in the cache every part
+// the first one cached and cuts it from the bytes — decode as the plain
+// unmarshal does: both fail or both give equal pods.
+func FuzzSharePod(f *testing.F) {
+	addSeeds(f, protoExcisionSeeds())
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var full corev1.Pod
+		ferr := full.Unmarshal(b)
+		d := diet{intern: true, compact: true, share: true, shareMaps: true, classes: internAll, interners: newInterners(1)}
+		for round := range 2 {
+			got, err := d.protoPod(bytes.Clone(b))
+			if (err != nil) != (ferr != nil) {
+				t.Fatalf("round %d: diet error %v, plain error %v", round, err, ferr)
+			}
+			if err != nil {
+				if err.Error() != ferr.Error() {
+					t.Fatalf("round %d: diet error %q, plain error %q", round, err, ferr)
+				}
+				continue
+			}
+			if !apiequality.Semantic.DeepEqual(&full, got) {
+				t.Fatalf("round %d: diet decode differs:\n%s", round, cmp.Diff(&full, got))
+			}
+		}
+	})
+}
+
 // FuzzDropManagedFieldsJSON is the same for a pod's JSON.
 func FuzzDropManagedFieldsJSON(f *testing.F) {
 	addSeeds(f, jsonExcisionSeeds(f))
@@ -315,6 +343,7 @@ func TestWriteFuzzCorpus(t *testing.T) {
 		"FuzzProtoWatch": protoWatchSeeds(t), "FuzzJSONWatch": jsonWatchSeeds(t),
 		"FuzzProtoList": protoListSeeds(t), "FuzzJSONList": jsonListSeeds(t),
 		"FuzzDropManagedFieldsProto": protoExcisionSeeds(), "FuzzDropManagedFieldsJSON": jsonExcisionSeeds(t),
+		"FuzzSharePod": protoExcisionSeeds(),
 	} {
 		dir := filepath.Join("testdata", "fuzz", name)
 		if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -19,6 +19,8 @@ type interner struct {
 	slots  [internSlots]internSlot
 	shared [sharedSlots]sharedSlot // see share.go
 	key    []byte                  // scratch for sharing keys
+	plan   sharePlan               // scratch for sharing before decoding (shareproto.go)
+	clock  uint64                  // counts the values stored in shared
 }
 
 type internSlot struct {

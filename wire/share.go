@@ -33,27 +33,66 @@ import (
 const sharedSlots = 1 << 12
 
 type sharedSlot struct {
-	key  string
-	val  any
-	used bool // as internSlot.used: a second chance for values that repeat
+	kind  uint16 // 0: keyed by sharePod; else the sharedPart's (shareproto.go)
+	key   string
+	val   any
+	used  bool   // as internSlot.used: a second chance for values that repeat
+	stamp uint64 // when it was stored (interner.clock)
+}
+
+// ways returns the two slots key may use for values of kind: the cache
+// is two-way set-associative, so two parts that hash alike do not evict
+// each other pod after pod.
+func (t *interner) ways(kind uint16, key []byte) (*sharedSlot, *sharedSlot, uint64) {
+	h := maphash.Bytes(internSeed, key) + uint64(kind)*0x9e3779b97f4a7c15
+	i := h & (sharedSlots - 1) &^ 1
+	return &t.shared[i], &t.shared[i+1], h
+}
+
+// lookup returns the value cached under kind and key, if any.
+func (t *interner) lookup(kind uint16, key []byte) (any, bool) {
+	a, b, _ := t.ways(kind, key)
+	for _, slot := range [2]*sharedSlot{a, b} {
+		if slot.kind == kind && slot.val != nil && slot.key == string(key) {
+			slot.used = true
+			return slot.val, true
+		}
+	}
+	return nil, false
+}
+
+// store caches v under kind and key in the way that is empty, or else
+// not used since it was stored, the older one first; if both were used,
+// the older one gets a second chance instead (its use is forgotten) and v
+// is not cached.
+func (t *interner) store(kind uint16, key []byte, v any) {
+	a, b, _ := t.ways(kind, key)
+	if b.stamp < a.stamp {
+		a, b = b, a // a is the older
+	}
+	slot := a
+	switch {
+	case a.val == nil || !a.used:
+	case b.val == nil || !b.used:
+		slot = b
+	default:
+		a.used = false
+		return
+	}
+	t.clock++
+	slot.kind, slot.key, slot.val, slot.used, slot.stamp = kind, string(key), v, false, t.clock
 }
 
 // share returns a value equal to v that earlier pods may already hold —
 // the one cached under the same key with the same type — or caches v under
 // key and returns it. key must encode v's content completely.
 func share[T any](t *interner, key []byte, v T) T {
-	slot := &t.shared[maphash.Bytes(internSeed, key)&(sharedSlots-1)]
-	if slot.key == string(key) {
-		if x, ok := slot.val.(T); ok {
-			slot.used = true
-			return x
+	if x, ok := t.lookup(0, key); ok {
+		if y, ok := x.(T); ok {
+			return y
 		}
 	}
-	if slot.used {
-		slot.used = false
-		return v
-	}
-	slot.key, slot.val = string(key), v
+	t.store(0, key, v)
 	return v
 }
 
