@@ -104,21 +104,25 @@
 // # Locking
 //
 // Key state is split into 32 shards by a hash of the key, each with its own
-// mutex and two maps: the ready keys and the keys in flight. The ready FIFO
-// has one more mutex, held only for O(1) ring operations. Operations on
-// different keys therefore wait for each other only on the FIFO lock. Lock
-// order:
+// mutex and one map holding its ready and in-flight keys. The ready FIFO has
+// one more mutex, held only for O(1) ring operations, and numbers its pushes
+// (tickets) and pops. Operations on different keys therefore wait for each
+// other only on the FIFO lock. Lock order:
 //
 //	shard (one at a time; ShutDown takes all, in index order) → fifo
 //	delay, upd: each alone
 //
 // Add and Done hold their key's shard lock and take the FIFO lock to queue
-// the key; Get takes the FIFO lock, pops a key, releases it, then takes the
-// key's shard lock to move it in flight. Between the two a concurrent Add of
-// that key finds it ready and is deduplicated: the Add is ordered before
-// the Get, which still returns afterwards, so the worker sees what the
-// event handler wrote before its Add. The delay goroutine adds due keys
-// after releasing the delay lock. The shutdown flag is set under every
+// the key, recording its ticket in the key's entry. Get takes only the FIFO
+// lock: popping a key puts it in flight, because a key whose ticket is below
+// the FIFO's pop count is no longer in the FIFO. (With metrics on, Get then
+// takes the key's shard lock to record its start time.) An Add that finds
+// its key ready is deduplicated; it increments a counter before it reads
+// the pop count, and Get reads that counter after it writes the pop count,
+// so either the Add sees the key popped and queues it again at its Done,
+// or the Add is synchronized before the Get returns and the worker sees
+// what the event handler wrote before its Add. The delay goroutine adds due
+// keys after releasing the delay lock. The shutdown flag is set under every
 // shard lock and the FIFO lock, so each Add is wholly before or wholly after
 // ShutDown. MetricsProvider metrics are called from the goroutine running
 // the operation, sometimes under a shard lock: they must be safe for
