@@ -105,6 +105,9 @@ func (q *Queue[K]) check() error {
 			bad("key %v in the FIFO with shard %d, want %d", sl.key, sl.shard, want)
 		}
 	}
+	if p, r := q.fifo.popped.Load(), q.fifo.pushed; r-p != uint64(q.fifo.ready.len()) {
+		bad("pushed %d - popped %d != %d keys in the FIFO", r, p, q.fifo.ready.len())
+	}
 	if n := q.fifo.n.Load(); n != int64(q.fifo.ready.len()) {
 		bad("fifo.n %d, ready %d", n, q.fifo.ready.len())
 	}
@@ -143,9 +146,6 @@ func (q *Queue[K]) check() error {
 	}
 	if n := q.inFlight.Load(); n != int64(processing) {
 		bad("inFlight %d, %d keys in flight", n, processing)
-	}
-	if p, r := q.fifo.popped.Load(), q.fifo.pushed; r-p != uint64(len(inRing)) {
-		bad("pushed %d - popped %d != %d keys in the FIFO", r, p, len(inRing))
 	}
 
 	q.delay.Lock()
