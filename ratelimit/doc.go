@@ -2,8 +2,14 @@
 // queue for controllers. It implements client-go's
 // workqueue.TypedRateLimitingInterface with client-go's semantics, accepts
 // any workqueue.TypedRateLimiter and workqueue.MetricsProvider, allocates
-// nothing per item and uses less CPU per item than client-go's queue
-// (BenchmarkQueue runs both side by side). It knows nothing of Prometheus or
+// nothing per item and uses less CPU per item than client-go's queue.
+// BenchmarkQueue runs both side by side. On one core (-cpu 1) an item costs
+// about 160 ns against client-go's 220–310 ns, at 1 or 32 workers. On two
+// cores its items/s are 1.1–1.7x client-go's (medians of runs on a shared,
+// loaded machine, with a wide spread), short of 2x at 8 and 32 workers: the
+// ready FIFO's mutex, which every Add and Get takes, is contended, and with
+// many producers and workers sync.Mutex's slow path (parking and waking
+// goroutines) takes about half the CPU. It knows nothing of Prometheus or
 // the rest of shardinformer; promadapter.WorkqueueMetricsProvider exports
 // its metrics.
 //
