@@ -102,8 +102,8 @@ type Queue[K comparable] struct {
 		// read by Add and Done under a shard lock: an entry whose ticket
 		// is below it is in flight.
 		popped atomic.Uint64
-		// dedups counts the Adds deduplicated because their key was
-		// ready. Such an Add increments it before it reads popped, and Get
+		// dedups counts the Adds that found their key ready or in flight.
+		// Such an Add increments it before it reads popped, and Get
 		// reads it after it writes popped, so either the Add sees the key
 		// popped (and marks it dirty) or Get's load observes the Add's
 		// increment: the Add is then synchronized before Get returns, as
