@@ -5,7 +5,7 @@
 // nothing per item and uses less CPU per item than client-go's queue.
 // BenchmarkQueue runs both side by side. On one core (-cpu 1) an item costs
 // about 160 ns against client-go's 220–310 ns, at 1 or 32 workers. On two
-// cores its items/s are 1.1–1.7x client-go's (medians of runs on a shared,
+// cores its items/s are 1.1–1.9x client-go's (medians of runs on a shared,
 // loaded machine, with a wide spread), short of 2x at 8 and 32 workers: the
 // ready FIFO's mutex, which every Add and Get takes, is contended, and with
 // many producers and workers sync.Mutex's slow path (parking and waking
