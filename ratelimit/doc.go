@@ -2,8 +2,14 @@
 // queue for controllers. It implements client-go's
 // workqueue.TypedRateLimitingInterface with client-go's semantics, accepts
 // any workqueue.TypedRateLimiter and workqueue.MetricsProvider, allocates
-// nothing per item and uses less CPU per item than client-go's queue
-// (BenchmarkQueue runs both side by side). It knows nothing of Prometheus or
+// nothing per item and uses less CPU per item than client-go's queue.
+// BenchmarkQueue runs both side by side. On one core (-cpu 1) an item costs
+// about 160 ns against client-go's 220–310 ns, at 1 or 32 workers. On two
+// cores its items/s are 1.1–1.9x client-go's (medians of runs on a shared,
+// loaded machine, with a wide spread), short of 2x at 8 and 32 workers: the
+// ready FIFO's mutex, which every Add and Get takes, is contended, and with
+// many producers and workers sync.Mutex's slow path (parking and waking
+// goroutines) takes about half the CPU. It knows nothing of Prometheus or
 // the rest of shardinformer; promadapter.WorkqueueMetricsProvider exports
 // its metrics.
 //
@@ -110,21 +116,25 @@
 // # Locking
 //
 // Key state is split into 32 shards by a hash of the key, each with its own
-// mutex and two maps: the ready keys and the keys in flight. The ready FIFO
-// has one more mutex, held only for O(1) ring operations. Operations on
-// different keys therefore wait for each other only on the FIFO lock. Lock
-// order:
+// mutex and one map holding its ready and in-flight keys. The ready FIFO has
+// one more mutex, held only for O(1) ring operations, and numbers its pushes
+// (tickets) and pops. Operations on different keys therefore wait for each
+// other only on the FIFO lock. Lock order:
 //
 //	shard (one at a time; ShutDown takes all, in index order) → fifo
 //	delay, upd: each alone
 //
 // Add and Done hold their key's shard lock and take the FIFO lock to queue
-// the key; Get takes the FIFO lock, pops a key, releases it, then takes the
-// key's shard lock to move it in flight. Between the two a concurrent Add of
-// that key finds it ready and is deduplicated: the Add is ordered before
-// the Get, which still returns afterwards, so the worker sees what the
-// event handler wrote before its Add. The delay goroutine adds due keys
-// after releasing the delay lock. The shutdown flag is set under every
+// the key, recording its ticket in the key's entry. Get takes only the FIFO
+// lock: popping a key puts it in flight, because a key whose ticket is below
+// the FIFO's pop count is no longer in the FIFO. (With metrics on, Get then
+// takes the key's shard lock to record its start time.) An Add that finds
+// its key ready is deduplicated; it increments a counter before it reads
+// the pop count, and Get reads that counter after it writes the pop count,
+// so either the Add sees the key popped and queues it again at its Done,
+// or the Add is synchronized before the Get returns and the worker sees
+// what the event handler wrote before its Add. The delay goroutine adds due
+// keys after releasing the delay lock. The shutdown flag is set under every
 // shard lock and the FIFO lock, so each Add is wholly before or wholly after
 // ShutDown. MetricsProvider metrics are called from the goroutine running
 // the operation, sometimes under a shard lock: they must be safe for

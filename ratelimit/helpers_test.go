@@ -105,6 +105,9 @@ func (q *Queue[K]) check() error {
 			bad("key %v in the FIFO with shard %d, want %d", sl.key, sl.shard, want)
 		}
 	}
+	if p, r := q.fifo.popped.Load(), q.fifo.pushed; r-p != uint64(q.fifo.ready.len()) {
+		bad("pushed %d - popped %d != %d keys in the FIFO", r, p, q.fifo.ready.len())
+	}
 	if n := q.fifo.n.Load(); n != int64(q.fifo.ready.len()) {
 		bad("fifo.n %d, ready %d", n, q.fifo.ready.len())
 	}
@@ -113,27 +116,33 @@ func (q *Queue[K]) check() error {
 	}
 	q.fifo.Unlock()
 
-	dirty, processing := 0, 0
+	ready, processing := 0, 0
 	for i := range q.shards {
 		s := &q.shards[i]
 		s.mu.Lock()
-		for k := range s.dirty {
-			if inRing[k] != 1 {
-				bad("ready key %v is %d times in the FIFO", k, inRing[k])
-			}
-			if _, ok := s.processing[k]; ok {
-				bad("key %v both ready and in flight", k)
-			}
+		for k, e := range s.keys {
 			if _, want := q.shardOf(k); want != uint32(i) {
 				bad("key %v in shard %d, want %d", k, i, want)
 			}
+			if !q.queued(e) {
+				processing++
+				if inRing[k] != 0 {
+					bad("key %v in flight and in the FIFO", k)
+				}
+				continue
+			}
+			ready++
+			if inRing[k] != 1 {
+				bad("ready key %v is %d times in the FIFO", k, inRing[k])
+			}
+			if e.dirty {
+				bad("ready key %v marked dirty", k)
+			}
 		}
-		dirty += len(s.dirty)
-		processing += len(s.processing)
 		s.mu.Unlock()
 	}
-	if dirty != len(inRing) {
-		bad("%d ready keys, %d in the FIFO", dirty, len(inRing))
+	if ready != len(inRing) {
+		bad("%d ready keys, %d in the FIFO", ready, len(inRing))
 	}
 	if n := q.inFlight.Load(); n != int64(processing) {
 		bad("inFlight %d, %d keys in flight", n, processing)

@@ -110,8 +110,12 @@ func (q *Queue[K]) unfinished() (total, longest time.Duration, n int) {
 	for i := range q.shards {
 		s := &q.shards[i]
 		s.mu.Lock()
-		for _, p := range s.processing {
-			d := now - p.start
+		popped := q.fifo.popped.Load()
+		for _, e := range s.keys {
+			if e.ticket >= popped || !e.started {
+				continue // ready, or Get has not recorded its start yet
+			}
+			d := now - e.start
 			total += d
 			longest = max(longest, d)
 			n++

@@ -238,13 +238,14 @@ func compareModel(q *Queue[string], m *model, fail func(string, ...any)) {
 	for i := range q.shards {
 		s := &q.shards[i]
 		s.mu.Lock()
-		for k := range s.dirty {
-			states[k] = stateReady
-		}
-		for k, p := range s.processing {
-			states[k] = stateProcessing
-			if p.dirty {
+		for k, e := range s.keys {
+			switch {
+			case q.queued(e):
+				states[k] = stateReady
+			case e.dirty:
 				states[k] = stateProcessingDirty
+			default:
+				states[k] = stateProcessing
 			}
 		}
 		s.mu.Unlock()

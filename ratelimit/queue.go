@@ -15,10 +15,20 @@ import (
 // Queue satisfies client-go's rate-limiting work queue interface exactly.
 var _ workqueue.TypedRateLimitingInterface[string] = (*Queue[string])(nil)
 
-// inFlight is the record of a key between Get and Done.
-type inFlight struct {
-	// dirty: the key was added again since Get; Done makes it ready.
+// entry is the state of a key that is ready or in flight. The key is ready
+// while its ticket is still in the ready FIFO (ticket >= fifo.popped), and
+// in flight from the Get that pops it until its Done, which deletes the
+// entry or, if the key was added again meanwhile, queues it with a new
+// ticket. Get therefore puts a key in flight without touching its shard.
+type entry struct {
+	// ticket is the key's position in the sequence of pushes to the ready
+	// FIFO (see fifo.pushed).
+	ticket uint64
+	// dirty: the key was added again while in flight; Done makes it ready.
 	dirty bool
+	// started: Get recorded start (metrics only; until then the key is in
+	// flight but not counted as unfinished work).
+	started bool
 	// added is when the key became dirty, start when Get handed it out, as
 	// offsets from Queue.epoch. Kept only when metrics are on.
 	added, start time.Duration
@@ -28,30 +38,24 @@ type inFlight struct {
 // shards, so operations on different keys rarely wait for each other.
 const numShards = 32
 
-// shard holds the state of the keys that hash to it. A key is in at most
-// one of its maps: ready (dirty) or in flight (processing); absent from both
-// it is idle. As in client-go, the map that grows with the backlog (dirty)
-// is touched once per Add and once per Get, and Done touches only the small
-// map of keys in flight.
+// shard holds the state of the keys that hash to it: a key ready or in
+// flight has an entry; an idle key has none. Add and Done touch the map;
+// Get does not (with metrics on it records the start time there).
 type shard[K comparable] struct {
 	mu sync.Mutex
-	// dirty holds the ready keys, each also in the ready FIFO (or just
-	// popped from it by a Get that has not moved it to processing yet).
-	// The value is when the key became ready (an offset from Queue.epoch)
-	// when metrics are on, and zero otherwise. Guarded by mu.
-	dirty map[K]time.Duration
-	// processing holds the keys in flight. Guarded by mu.
-	processing map[K]inFlight
+	// keys holds the ready and in-flight keys. Guarded by mu.
+	keys map[K]entry
 	// Keeps two shards' hot fields out of one cache line: the other core's
 	// shard operations would otherwise invalidate ours.
 	_ [64]byte
 }
 
 // slot is one key in the ready FIFO, with its shard so that Get does not
-// hash it again.
+// hash it again, and when it became ready (metrics only).
 type slot[K comparable] struct {
 	key   K
 	shard uint32
+	added time.Duration
 }
 
 // Queue is a typed, deduplicating, rate-limited work queue with the
@@ -92,6 +96,19 @@ type Queue[K comparable] struct {
 	fifo struct {
 		sync.Mutex
 		ready ring[slot[K]]
+		// pushed counts the pushes to ready: the next push's ticket.
+		pushed uint64
+		// popped counts the pops from ready, written under the lock and
+		// read by Add and Done under a shard lock: an entry whose ticket
+		// is below it is in flight.
+		popped atomic.Uint64
+		// dedups counts the Adds that found their key ready or in flight.
+		// Such an Add increments it before it reads popped, and Get
+		// reads it after it writes popped, so either the Add sees the key
+		// popped (and marks it dirty) or Get's load observes the Add's
+		// increment: the Add is then synchronized before Get returns, as
+		// an Add is before the Get of the key it found ready.
+		dedups atomic.Uint64
 		// n mirrors ready.len(), written under the lock, so that a
 		// spinning Get can watch it without taking the lock.
 		n atomic.Int64
@@ -156,8 +173,7 @@ func New[K comparable](cfg Config[K]) (*Queue[K], error) {
 		q.m = newMetrics(cfg.MetricsProvider, cfg.Name, cfg.UnfinishedWorkUpdatePeriod)
 	}
 	for i := range q.shards {
-		q.shards[i].dirty = make(map[K]time.Duration)
-		q.shards[i].processing = make(map[K]inFlight)
+		q.shards[i].keys = make(map[K]entry)
 	}
 	q.fifo.nonEmpty.L = &q.fifo.Mutex
 	q.fifo.drained.L = &q.fifo.Mutex
@@ -184,29 +200,24 @@ func (q *Queue[K]) Add(k K) {
 	if q.shutDown.Load() {
 		return
 	}
-	if p, ok := s.processing[k]; ok {
-		if !p.dirty {
-			p.dirty = true
-			p.added = q.added()
-			s.processing[k] = p
-		}
+	e, ok := s.keys[k]
+	if !ok {
+		added := q.added()
+		s.keys[k] = entry{ticket: q.push(k, i, added)}
 		return
 	}
-	if q.m == nil {
-		// One operation on the large map: an insert that did not change
-		// its length found k ready already, and rewrote a zero value.
-		n := len(s.dirty)
-		if s.dirty[k] = 0; len(s.dirty) == n {
-			return
-		}
-	} else {
-		if _, ok := s.dirty[k]; ok {
-			return
-		}
-		s.dirty[k] = q.added()
+	q.fifo.dedups.Add(1) // before reading popped: see fifo.dedups
+	if q.queued(e) || e.dirty {
+		return // ready, or in flight and queued again at its Done
 	}
-	q.push(k, i)
+	e.dirty = true
+	e.added = q.added()
+	s.keys[k] = e
 }
+
+// queued reports whether e's key is ready: still in the ready FIFO.
+// REQUIRES: the key's shard lock held.
+func (q *Queue[K]) queued(e entry) bool { return e.ticket >= q.fifo.popped.Load() }
 
 // added counts an add in the metrics and returns the time of it; zero when
 // metrics are off.
@@ -219,13 +230,15 @@ func (q *Queue[K]) added() time.Duration {
 	return q.now()
 }
 
-// push appends k, just made ready, to the ready FIFO and wakes one waiting
-// Get.
+// push appends k, just made ready at added, to the ready FIFO, wakes one
+// waiting Get, and returns k's ticket.
 // REQUIRES: k's shard lock held (so that lock order is shard, then fifo).
-func (q *Queue[K]) push(k K, shard uint32) {
+func (q *Queue[K]) push(k K, shard uint32, added time.Duration) uint64 {
 	f := &q.fifo
 	f.Lock()
-	f.ready.push(slot[K]{k, shard})
+	f.ready.push(slot[K]{k, shard, added})
+	ticket := f.pushed
+	f.pushed++
 	n := f.ready.len()
 	f.n.Store(int64(n))
 	onTheirWay := f.waking
@@ -240,6 +253,7 @@ func (q *Queue[K]) push(k K, shard uint32) {
 	if wake {
 		f.nonEmpty.Signal()
 	}
+	return ticket
 }
 
 // Get blocks until a key is ready and returns it, with shutdown false; the
@@ -278,24 +292,29 @@ func (q *Queue[K]) Get() (k K, shutdown bool) {
 	}
 	sl := f.ready.pop()
 	f.n.Store(int64(f.ready.len()))
+	f.popped.Add(1) // sl.key is in flight now
+	f.dedups.Load() // after writing popped: see fifo.dedups
 	q.inFlight.Add(1)
 	f.Unlock()
-
-	s := &q.shards[sl.shard]
-	s.mu.Lock()
-	var p inFlight
 	if q.m != nil {
-		p.start = q.now()
-		q.m.depth.Dec()
-		q.m.latency.Observe((p.start - s.dirty[sl.key]).Seconds())
-	}
-	delete(s.dirty, sl.key)
-	s.processing[sl.key] = p
-	s.mu.Unlock()
-	if q.m != nil && !q.upd.running.Load() {
-		q.startUpdater()
+		q.started(sl)
 	}
 	return sl.key, false
+}
+
+// started records in the metrics that Get handed out sl's key.
+func (q *Queue[K]) started(sl slot[K]) {
+	s := &q.shards[sl.shard]
+	s.mu.Lock()
+	e := s.keys[sl.key]
+	e.start, e.started = q.now(), true
+	s.keys[sl.key] = e
+	q.m.depth.Dec()
+	q.m.latency.Observe((e.start - sl.added).Seconds())
+	s.mu.Unlock()
+	if !q.upd.running.Load() {
+		q.startUpdater()
+	}
 }
 
 // spinIterations bounds how long a Get spins for a key before it sleeps:
@@ -331,21 +350,21 @@ const spinChecks = 64
 func (q *Queue[K]) Done(k K) {
 	s, i := q.shardOf(k)
 	s.mu.Lock()
-	p, ok := s.processing[k]
-	if !ok {
+	e, ok := s.keys[k]
+	if !ok || q.queued(e) {
 		s.mu.Unlock()
 		if invariants {
 			panic(fmt.Sprintf("ratelimit: queue %q: Done(%v) of a key that is not in flight", q.name, k))
 		}
 		return
 	}
-	delete(s.processing, k)
 	if q.m != nil {
-		q.m.work.Observe((q.now() - p.start).Seconds())
+		q.m.work.Observe((q.now() - e.start).Seconds())
 	}
-	if p.dirty {
-		s.dirty[k] = p.added
-		q.push(k, i)
+	if e.dirty {
+		s.keys[k] = entry{ticket: q.push(k, i, e.added)}
+	} else {
+		delete(s.keys, k)
 	}
 	s.mu.Unlock()
 	if q.inFlight.Add(-1) == 0 && q.draining.Load() {
