@@ -15,8 +15,8 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/shardinformer/shardinformer/apisim"
+	"github.com/shardinformer/shardinformer/internal/testkit"
 	"github.com/shardinformer/shardinformer/wire"
-	"github.com/shardinformer/shardinformer/wire/internal/leak"
 )
 
 func podEvents(n int) []watch.Event {
@@ -55,7 +55,7 @@ func watchResult(t *testing.T, open func() (watch.Interface, error)) (int, *meta
 // StreamWatcher ends it — the same events first, then quietly or with one
 // ERROR event — with no panic and no goroutine left behind.
 func TestBadWatchStreams(t *testing.T) {
-	leak.Check(t)
+	testkit.CheckLeaks(t, "shardinformer/wire")
 	srv, cfg := newCanned(t)
 	pb := encodeEvents(t, true, corev1.SchemeGroupVersion, podEvents(3))
 	js := encodeEvents(t, false, corev1.SchemeGroupVersion, podEvents(3))
@@ -126,7 +126,7 @@ func TestBadWatchStreams(t *testing.T) {
 // TestOversizedFrameAllocatesNothing: a frame claiming 128 MiB is refused
 // without allocating its size.
 func TestOversizedFrameAllocatesNothing(t *testing.T) {
-	leak.Check(t)
+	testkit.CheckLeaks(t, "shardinformer/wire")
 	srv, cfg := newCanned(t)
 	srv.set(nil, []byte{0x07, 0xff, 0xff, 0xff, 1}, true)
 	cfg.ContentType = "application/vnd.kubernetes.protobuf"
@@ -147,7 +147,7 @@ func TestOversizedFrameAllocatesNothing(t *testing.T) {
 // partial list), the same kind of error client-go's typed client returns
 // where it returns one.
 func TestBadLists(t *testing.T) {
-	leak.Check(t)
+	testkit.CheckLeaks(t, "shardinformer/wire")
 	srv, cfg := newCanned(t)
 	pb := encodeFor(t, true, corev1.SchemeGroupVersion, podList(4))
 	js := encodeFor(t, false, corev1.SchemeGroupVersion, podList(4))
@@ -209,7 +209,7 @@ func TestBadLists(t *testing.T) {
 // errors client-go's typed client returns (type, code, reason, message),
 // for LIST and WATCH.
 func TestAPIErrors(t *testing.T) {
-	leak.Check(t)
+	testkit.CheckLeaks(t, "shardinformer/wire")
 	srv, cfg := newCanned(t)
 	statusBody := func(code int32, reason metav1.StatusReason) []byte {
 		return encodeFor(t, false, schema.GroupVersion{Version: "v1"}, &metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},

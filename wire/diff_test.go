@@ -27,8 +27,8 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/randfill"
 
+	"github.com/shardinformer/shardinformer/internal/testkit"
 	"github.com/shardinformer/shardinformer/wire"
-	"github.com/shardinformer/shardinformer/wire/internal/leak"
 )
 
 // canned is an HTTP server answering every LIST with one body and every
@@ -344,7 +344,7 @@ func randomDiffCase(r *rand.Rand) diffCase {
 // through client-go's typed and dynamic clients (apiequality), with the
 // diet equal but for managedFields, for random workers and windows.
 func TestDifferential(t *testing.T) {
-	leak.Check(t)
+	testkit.CheckLeaks(t, "shardinformer/wire")
 	srv, cfg := newCanned(t)
 	for _, kc := range kindCases() {
 		for _, protobuf := range []bool{true, false} {

@@ -18,9 +18,9 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/shardinformer/shardinformer/apisim"
+	"github.com/shardinformer/shardinformer/internal/testkit"
 	"github.com/shardinformer/shardinformer/pipeline"
 	"github.com/shardinformer/shardinformer/wire"
-	"github.com/shardinformer/shardinformer/wire/internal/leak"
 )
 
 // faultProxy forwards to apisim and spoils chosen responses: the n-th watch
@@ -118,7 +118,7 @@ type informerUnderTest interface {
 // protobuf and JSON, WatchList on and off, with churn and a compaction that
 // forces a relist; the cache ends equal to the server's state.
 func TestInformersEndToEnd(t *testing.T) {
-	leak.Check(t)
+	testkit.CheckLeaks(t, "shardinformer/wire")
 	for _, watchList := range []bool{true, false} {
 		for _, ct := range contentTypes() {
 			for _, impl := range []string{"client-go", "pipeline"} {

@@ -9,15 +9,15 @@ import (
 	"k8s.io/client-go/tools/pager"
 
 	"github.com/shardinformer/shardinformer/apisim"
+	"github.com/shardinformer/shardinformer/internal/testkit"
 	"github.com/shardinformer/shardinformer/wire"
-	"github.com/shardinformer/shardinformer/wire/internal/leak"
 )
 
 // TestPagedList: page by page (limit, continue, remainingItemCount,
 // resourceVersion) wire returns what the typed client returns, and
 // client-go's pager over wire assembles the same list, in both formats.
 func TestPagedList(t *testing.T) {
-	leak.Check(t)
+	testkit.CheckLeaks(t, "shardinformer/wire")
 	s := startSim(t, 230, apisim.Config{})
 	for _, ct := range contentTypes() {
 		t.Run(ctName(ct), func(t *testing.T) {
@@ -66,7 +66,7 @@ func TestPagedList(t *testing.T) {
 // StatusError through wire as through the typed client, which makes the
 // reflector relist from scratch.
 func TestListExpiredContinue(t *testing.T) {
-	leak.Check(t)
+	testkit.CheckLeaks(t, "shardinformer/wire")
 	s := startSim(t, 50, apisim.Config{ListSnapshots: -1})
 	for _, ct := range contentTypes() {
 		cfg := restConfig(s, ct)

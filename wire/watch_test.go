@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/shardinformer/shardinformer/wire/internal/leak"
+	"github.com/shardinformer/shardinformer/internal/testkit"
 )
 
 func orderedEvents(n int) []watch.Event {
@@ -31,7 +31,7 @@ func orderedEvents(n int) []watch.Event {
 // TestWatchOrder: events leave in arrival order for every number of
 // workers and every window down to 1, in both formats.
 func TestWatchOrder(t *testing.T) {
-	leak.Check(t)
+	testkit.CheckLeaks(t, "shardinformer/wire")
 	evs := orderedEvents(200)
 	for _, f := range formats {
 		stream := encodeWatch(t, f, evs, podGV)
@@ -84,7 +84,7 @@ func (b *blockingBody) Close() error {
 // leaves no goroutine, when the consumer reads nothing, when it has read
 // part of the stream and the window is full, and while the stream is idle.
 func TestStopPrompt(t *testing.T) {
-	leak.Check(t)
+	testkit.CheckLeaks(t, "shardinformer/wire")
 	stream := encodeWatch(t, formatProtobuf, orderedEvents(200), podGV)
 	for _, workers := range []int{1, 2, 4} {
 		for _, read := range []int{0, 3, 200} {
@@ -120,7 +120,7 @@ func TestStopPrompt(t *testing.T) {
 // TestStopWhileDecoding stops a watch whose workers are busy with large
 // objects.
 func TestStopWhileDecoding(t *testing.T) {
-	leak.Check(t)
+	testkit.CheckLeaks(t, "shardinformer/wire")
 	var evs []watch.Event
 	big := string(bytes.Repeat([]byte("y"), 256<<10))
 	for i := range 16 {

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/shardinformer/shardinformer/wire/internal/leak"
+	"github.com/shardinformer/shardinformer/internal/testkit"
 	"github.com/shardinformer/shardinformer/wire/internal/ordered"
 )
 
@@ -14,7 +14,7 @@ import (
 // that results come out in input order, each exactly once, and that the
 // number in flight never exceeds the window.
 func TestOrder(t *testing.T) {
-	leak.Check(t)
+	testkit.CheckLeaks(t, "shardinformer/wire")
 	for _, workers := range []int{1, 2, 4, 8} {
 		for _, window := range []int{1, 2, 3, 16} {
 			stop := make(chan struct{})
@@ -78,7 +78,7 @@ func TestOrder(t *testing.T) {
 // TestStop checks that stopping releases a producer blocked on a full window,
 // a consumer blocked on a result still being computed, and the workers.
 func TestStop(t *testing.T) {
-	leak.Check(t)
+	testkit.CheckLeaks(t, "shardinformer/wire")
 	stop := make(chan struct{})
 	release := make(chan struct{})
 	p := ordered.New(2, 2, stop, func(i int) int {
@@ -115,7 +115,7 @@ func TestStop(t *testing.T) {
 
 // TestCloseEmpty: a pool closed without input ends at once.
 func TestCloseEmpty(t *testing.T) {
-	leak.Check(t)
+	testkit.CheckLeaks(t, "shardinformer/wire")
 	stop := make(chan struct{})
 	defer close(stop)
 	p := ordered.New(3, 4, stop, func(i int) int { return i })
