@@ -3,9 +3,7 @@ package pipeline_test
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -22,7 +20,7 @@ import (
 
 // guard is the deadline that turns a hang into a failure. It is never a
 // timing assertion: every wait below ends as soon as its condition holds.
-const guard = 30 * time.Second
+const guard = testkit.Guard
 
 // --- objects and the fake API ---
 

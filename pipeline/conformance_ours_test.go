@@ -107,7 +107,7 @@ func testParallelPerKeyOrder(t *testing.T, im impl, _ bool) {
 	for i := 2; i < keys; i++ {
 		final[fmt.Sprintf("ns/k%d", i)] = fmt.Sprint(rounds)
 	}
-	for _, r := range []*eventLog{par, ser} {
+	for _, r := range []*testkit.Recorder{par, ser} {
 		r.WaitFor(t, "the final state", func() bool { return maps.Equal(r.Labels(), final) })
 		r.CheckConsistent(t) // includes: no concurrent calls for one key
 	}
@@ -190,7 +190,7 @@ func testParallelWorkersInvalid(t *testing.T, im impl, _ bool) {
 
 // panicky panics on every call for one key and records the others.
 type panicky struct {
-	*eventLog
+	*testkit.Recorder
 	key    string
 	panics atomic.Int32
 }
@@ -202,9 +202,9 @@ func (p *panicky) check(obj any) {
 	}
 }
 
-func (p *panicky) OnAdd(obj any, initial bool) { p.check(obj); p.eventLog.OnAdd(obj, initial) }
-func (p *panicky) OnUpdate(old, obj any)       { p.check(obj); p.eventLog.OnUpdate(old, obj) }
-func (p *panicky) OnDelete(obj any)            { p.check(obj); p.eventLog.OnDelete(obj) }
+func (p *panicky) OnAdd(obj any, initial bool) { p.check(obj); p.Recorder.OnAdd(obj, initial) }
+func (p *panicky) OnUpdate(old, obj any)       { p.check(obj); p.Recorder.OnUpdate(old, obj) }
+func (p *panicky) OnDelete(obj any)            { p.check(obj); p.Recorder.OnDelete(obj) }
 
 // PanicRecovered: a panicking call is recovered and reported; the handler
 // still syncs (its panicking initial add counts as handled) and gets later
@@ -214,8 +214,8 @@ func testPanicRecovered(t *testing.T, im impl, _ bool) {
 	mustCreate(t, c, cm("ns", "a", "1"), cm("ns", "boom", "1"), cm("ns", "c", "1"))
 	obs := &hookLog{}
 	inf := im.newOurs(c.ListerWatcher(), cmExample, 0, nsIndexers, pipeline.WithObserver(obs))
-	p := &panicky{eventLog: newEventLog(im.exact), key: "ns/boom"}
-	pp := &panicky{eventLog: newEventLog(im.exact), key: "ns/boom"} // parallel
+	p := &panicky{Recorder: newEventLog(im.exact), key: "ns/boom"}
+	pp := &panicky{Recorder: newEventLog(im.exact), key: "ns/boom"} // parallel
 	other := newEventLog(im.exact)
 	regP := mustRegister(t)(inf.AddEventHandler(p))
 	regPP, err := inf.AddParallelEventHandler(pp, 3)

@@ -371,7 +371,7 @@ func testUnchangedRelistWithoutResync(t *testing.T, im impl, wl bool) {
 	for _, n := range []string{"a", "b"} {
 		mustUpdate(t, c, cm("ns", n, "2"))
 	}
-	for i, r := range []*eventLog{r1, r2} {
+	for i, r := range []*testkit.Recorder{r1, r2} {
 		for _, k := range []string{"ns/a", "ns/b"} {
 			r.WaitEvent(t, k, "update:1->2")
 			if got, want := r.Seq(k), []string{"add:1/initial", "replay:1", "update:1->2"}; !slices.Equal(got, want) {
