@@ -3,14 +3,13 @@ package pipeline_test
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/shardinformer/shardinformer/internal/fakeapi"
+	"github.com/shardinformer/shardinformer/internal/testkit"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,7 +20,7 @@ import (
 
 // guard is the deadline that turns a hang into a failure. It is never a
 // timing assertion: every wait below ends as soon as its condition holds.
-const guard = 30 * time.Second
+const guard = testkit.Guard
 
 // --- objects and the fake API ---
 
@@ -97,7 +96,7 @@ func forceRelist(t *testing.T, c *fakeapi.Cluster) {
 	c.Remove("scratch/scratch")
 	c.Compact()
 	c.DropWatches()
-	waitUntil(t, "the reflector to relist and watch again", func() bool { return c.Watches() == 1 })
+	testkit.Eventually(t, "the reflector to relist and watch again", func() bool { return c.Watches() == 1 })
 }
 
 func valueOf(obj any) string {
@@ -144,36 +143,6 @@ func objKey(obj any) string {
 
 // --- running an informer ---
 
-// runInformer runs inf until the test ends (or stop is called) and returns stop,
-// which cancels and waits for RunWithContext to return.
-func runInformer(t *testing.T, inf cache.SharedIndexInformer) (stop func()) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		inf.RunWithContext(ctx)
-	}()
-	stop = sync.OnceFunc(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(guard):
-			t.Errorf("RunWithContext did not return within %v of its context being cancelled", guard)
-		}
-	})
-	t.Cleanup(stop)
-	return stop
-}
-
-// runSynced is runInformer plus waiting for the informer to sync.
-func runSynced(t *testing.T, inf cache.SharedIndexInformer) (stop func()) {
-	t.Helper()
-	stop = runInformer(t, inf)
-	waitDone(t, "informer sync", inf.HasSyncedChecker())
-	return stop
-}
-
 // waitDone waits for every checker to be done.
 func waitDone(t *testing.T, what string, checkers ...cache.DoneChecker) {
 	t.Helper()
@@ -214,19 +183,6 @@ func waitClosed(t *testing.T, what string, ch <-chan struct{}) {
 	}
 }
 
-// waitUntil polls cond, for state that offers nothing to wait on (the fake's
-// watch count, LastSyncResourceVersion).
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(guard)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out (guard %v) waiting for %s", guard, what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 // mustRegister adapts a (registration, error) pair for one-line use:
 // mustRegister(t)(inf.AddEventHandler(h)).
 func mustRegister(t *testing.T) func(cache.ResourceEventHandlerRegistration, error) cache.ResourceEventHandlerRegistration {
@@ -241,288 +197,16 @@ func mustRegister(t *testing.T) func(cache.ResourceEventHandlerRegistration, err
 
 // --- recording handler ---
 
-// event is one handler call as an eventLog saw it.
-type event struct {
-	Kind    string // add, update, sync, replay, delete, tombstone (see String)
-	Key     string
-	Initial bool
-	Old     any
-	Obj     any
-}
+// event is one handler call as the suite's recorder saw it; its Label is
+// the object's value (valueOf).
+type event = testkit.Event
 
-func (e event) value() string { return valueOf(e.Obj) }
-
-// String renders an event for comparisons:
-//
-//	add:V / add:V/initial   OnAdd, with isInInitialList
-//	update:O->V             OnUpdate that changes the resourceVersion
-//	sync:V                  OnUpdate(x, x): a periodic resync of the cached object
-//	replay:V                OnUpdate with the same resourceVersion but another
-//	                        object: a relist that found the object unchanged
-//	delete:V                OnDelete with the final state
-//	tombstone:V             OnDelete with a DeletedFinalStateUnknown (V of its Obj)
-func (e event) String() string {
-	switch e.Kind {
-	case "add":
-		if e.Initial {
-			return "add:" + e.value() + "/initial"
-		}
-		return "add:" + e.value()
-	case "update":
-		return "update:" + valueOf(e.Old) + "->" + e.value()
-	}
-	return e.Kind + ":" + e.value()
-}
-
-// eventLog is a cache.ResourceEventHandler that records every call, checks
-// that calls are consistent with what it was told before, and lets a test
-// wait for a condition on what it saw.
-type eventLog struct {
-	// exact: every notification arrives (no coalescing), so a delete's
-	// object must match the last state delivered too. (An update's old
-	// object must always: Coalesce merges into Update(the object the handler
-	// last saw, latest), doc.go.)
-	exact bool
-	// before, if set, runs at the start of every call, outside the lock, and
-	// may block (to hold the handler) or panic.
-	before func(e event)
-
-	mu         sync.Mutex
-	all        []event
-	byKey      map[string][]event
-	known      map[string]string // key -> value the handler was last told
-	lastObj    map[string]any    // key -> object the handler was last given
-	inflight   map[string]int    // key -> calls in progress
-	active     int               // calls in progress, all keys
-	maxActive  int
-	violations []string
-	changed    chan struct{} // closed and replaced on every call
-}
-
-func newEventLog(exact bool) *eventLog {
-	return &eventLog{
-		exact:    exact,
-		byKey:    map[string][]event{},
-		known:    map[string]string{},
-		lastObj:  map[string]any{},
-		inflight: map[string]int{},
-		changed:  make(chan struct{}),
-	}
-}
-
-func (r *eventLog) OnAdd(obj any, isInInitialList bool) {
-	r.handle(event{Kind: "add", Key: objKey(obj), Initial: isInInitialList, Obj: obj})
-}
-
-func (r *eventLog) OnUpdate(old, obj any) {
-	kind := "update"
-	if rvOf(old) == rvOf(obj) {
-		kind = "replay"
-		if old == obj {
-			kind = "sync"
-		}
-	}
-	r.handle(event{Kind: kind, Key: objKey(obj), Old: old, Obj: obj})
-}
-
-func (r *eventLog) OnDelete(obj any) {
-	kind := "delete"
-	if _, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		kind = "tombstone"
-	}
-	r.handle(event{Kind: kind, Key: objKey(obj), Obj: obj})
-}
-
-func (r *eventLog) handle(e event) {
-	r.mu.Lock()
-	r.inflight[e.Key]++
-	if r.inflight[e.Key] > 1 {
-		r.violations = append(r.violations, fmt.Sprintf("%s: concurrent calls for one key", e.Key))
-	}
-	r.active++
-	r.maxActive = max(r.maxActive, r.active)
-	r.mu.Unlock()
-	defer func() {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		r.inflight[e.Key]--
-		r.active--
-	}()
-	if r.before != nil {
-		r.before(e)
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.checkLocked(e)
-	r.all = append(r.all, e)
-	r.byKey[e.Key] = append(r.byKey[e.Key], e)
-	close(r.changed)
-	r.changed = make(chan struct{})
-}
-
-// checkLocked compares e with what the handler was told before.
-// REQUIRES: r.mu held.
-func (r *eventLog) checkLocked(e event) {
-	bad := func(format string, args ...any) {
-		r.violations = append(r.violations, fmt.Sprintf("%s: %s: ", e.Key, e)+fmt.Sprintf(format, args...))
-	}
-	last, known := r.known[e.Key]
-	switch e.Kind {
-	case "add":
-		if known {
-			bad("add of a key the handler already has (%s)", last)
-		}
-		r.known[e.Key] = e.value()
-		r.lastObj[e.Key] = e.Obj
-	case "update", "sync", "replay":
-		if !known {
-			bad("update of a key the handler does not have")
-		} else if valueOf(e.Old) != last {
-			bad("old object has value %s, the handler was last told %s", valueOf(e.Old), last)
-		} else if rvOf(e.Old) != rvOf(r.lastObj[e.Key]) {
-			// Not necessarily the same object: a handler that does not resync
-			// is not told when a relist replaces it with an equal copy.
-			bad("old object has resourceVersion %s, the handler was last given %s", rvOf(e.Old), rvOf(r.lastObj[e.Key]))
-		}
-		r.known[e.Key] = e.value()
-		r.lastObj[e.Key] = e.Obj
-	case "delete", "tombstone":
-		if !known {
-			bad("delete of a key the handler does not have")
-		} else if r.exact && e.value() != last {
-			bad("final state has value %s, the handler was last told %s", e.value(), last)
-		}
-		delete(r.known, e.Key)
-		delete(r.lastObj, e.Key)
-	}
-}
-
-// wait waits until cond, called with r.mu held, is true.
-func (r *eventLog) wait(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	timeout := time.NewTimer(guard)
-	defer timeout.Stop()
-	for {
-		r.mu.Lock()
-		ok := cond()
-		ch := r.changed
-		r.mu.Unlock()
-		if ok {
-			return
-		}
-		select {
-		case <-ch:
-		case <-timeout.C:
-			r.checkConsistent(t)
-			t.Fatalf("timed out (guard %v) waiting for %s; the handler saw:\n%s", guard, what, r.dump())
-		}
-	}
-}
-
-// waitEvent waits until the handler has seen the event rendered as s for key.
-func (r *eventLog) waitEvent(t *testing.T, key, s string) {
-	t.Helper()
-	r.wait(t, key+" "+s, func() bool { return r.hasLocked(key, s) })
-}
-
-// waitKnown waits until the handler's view of key is value ("" = absent).
-func (r *eventLog) waitKnown(t *testing.T, key, value string) {
-	t.Helper()
-	r.wait(t, fmt.Sprintf("%s to be %q", key, value), func() bool {
-		v, ok := r.known[key]
-		if value == "" {
-			return !ok
-		}
-		return ok && v == value
-	})
-}
-
-// REQUIRES: r.mu held.
-func (r *eventLog) hasLocked(key, s string) bool {
-	for _, e := range r.byKey[key] {
-		if e.String() == s {
-			return true
-		}
-	}
-	return false
-}
-
-// seq returns key's events as strings, leaving out the kinds in skip.
-func (r *eventLog) seq(key string, skip ...string) []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []string
-	for _, e := range r.byKey[key] {
-		if !slices.Contains(skip, e.Kind) {
-			out = append(out, e.String())
-		}
-	}
-	return out
-}
-
-func (r *eventLog) events(key string) []event {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.byKey[key])
-}
-
-func (r *eventLog) allEvents() []event {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.all)
-}
-
-func (r *eventLog) count() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.all)
-}
-
-// countKind counts the events of one kind.
-func (r *eventLog) countKind(kind string) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := 0
-	for _, e := range r.all {
-		if e.Kind == kind {
-			n++
-		}
-	}
-	return n
-}
-
-// checkConsistent fails the test for every inconsistency the log saw.
-func (r *eventLog) checkConsistent(t *testing.T) {
-	t.Helper()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, v := range r.violations {
-		t.Errorf("inconsistent notification: %s", v)
-	}
-}
-
-func (r *eventLog) dump() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	keys := make([]string, 0, len(r.byKey))
-	for k := range r.byKey {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		fmt.Fprintf(&b, "  %s: %v\n", k, r.seqLocked(k))
-	}
-	return b.String()
-}
-
-// REQUIRES: r.mu held.
-func (r *eventLog) seqLocked(key string) []string {
-	var out []string
-	for _, e := range r.byKey[key] {
-		out = append(out, e.String())
-	}
-	return out
+// newEventLog returns the suite's recording handler (testkit.Recorder),
+// labelling objects by their value; exact: every notification arrives (no
+// coalescing), so a delete's object must match the last state delivered
+// too.
+func newEventLog(exact bool) *testkit.Recorder {
+	return &testkit.Recorder{Label: valueOf, Exact: exact}
 }
 
 // latch holds a goroutine: Hold blocks until Release; Entered is closed on

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shardinformer/shardinformer/internal/testkit"
 	"github.com/shardinformer/shardinformer/pipeline"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -91,7 +92,7 @@ func testParallelPerKeyOrder(t *testing.T, im impl, _ bool) {
 		t.Fatal(err)
 	}
 	regS := mustRegister(t)(inf.AddEventHandler(ser))
-	runSynced(t, inf)
+	testkit.RunSynced(t, inf)
 	waitDone(t, "handler sync", regP.HasSyncedChecker(), regS.HasSyncedChecker())
 
 	for round := 1; round <= rounds; round++ {
@@ -106,16 +107,16 @@ func testParallelPerKeyOrder(t *testing.T, im impl, _ bool) {
 	for i := 2; i < keys; i++ {
 		final[fmt.Sprintf("ns/k%d", i)] = fmt.Sprint(rounds)
 	}
-	for _, r := range []*eventLog{par, ser} {
-		r.wait(t, "the final state", func() bool { return maps.Equal(r.known, final) })
-		r.checkConsistent(t) // includes: no concurrent calls for one key
+	for _, r := range []*testkit.Recorder{par, ser} {
+		r.WaitFor(t, "the final state", func() bool { return maps.Equal(r.Labels(), final) })
+		r.CheckConsistent(t) // includes: no concurrent calls for one key
 	}
 	if !im.exact {
 		return // coalescing may merge differently for the two handlers
 	}
 	for i := range keys {
 		k := fmt.Sprintf("ns/k%d", i)
-		if got, want := par.seq(k), ser.seq(k); !slices.Equal(got, want) {
+		if got, want := par.Seq(k), ser.Seq(k); !slices.Equal(got, want) {
 			t.Errorf("%s: parallel handler saw %v, serial handler %v", k, got, want)
 		}
 	}
@@ -139,7 +140,7 @@ func testParallelConcurrency(t *testing.T, im impl, _ bool) {
 	)
 	deadline := time.Now().Add(guard)
 	par := newEventLog(im.exact)
-	par.before = func(e event) {
+	par.Before = func(e event) {
 		mu.Lock()
 		inflight[e.Key] = true
 		if len(inflight) >= 2 {
@@ -159,18 +160,15 @@ func testParallelConcurrency(t *testing.T, im impl, _ bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runSynced(t, inf)
+	testkit.RunSynced(t, inf)
 	waitDone(t, "parallel handler sync", reg.HasSyncedChecker())
 	if timedOut.Load() {
 		t.Fatal("no two calls of the parallel handler overlapped")
 	}
-	par.mu.Lock()
-	maxActive := par.maxActive
-	par.mu.Unlock()
-	if maxActive < 2 {
+	if maxActive := par.MaxActive(); maxActive < 2 {
 		t.Errorf("at most %d calls at once, want at least 2", maxActive)
 	}
-	par.checkConsistent(t)
+	par.CheckConsistent(t)
 }
 
 func testParallelWorkersInvalid(t *testing.T, im impl, _ bool) {
@@ -192,7 +190,7 @@ func testParallelWorkersInvalid(t *testing.T, im impl, _ bool) {
 
 // panicky panics on every call for one key and records the others.
 type panicky struct {
-	*eventLog
+	*testkit.Recorder
 	key    string
 	panics atomic.Int32
 }
@@ -204,9 +202,9 @@ func (p *panicky) check(obj any) {
 	}
 }
 
-func (p *panicky) OnAdd(obj any, initial bool) { p.check(obj); p.eventLog.OnAdd(obj, initial) }
-func (p *panicky) OnUpdate(old, obj any)       { p.check(obj); p.eventLog.OnUpdate(old, obj) }
-func (p *panicky) OnDelete(obj any)            { p.check(obj); p.eventLog.OnDelete(obj) }
+func (p *panicky) OnAdd(obj any, initial bool) { p.check(obj); p.Recorder.OnAdd(obj, initial) }
+func (p *panicky) OnUpdate(old, obj any)       { p.check(obj); p.Recorder.OnUpdate(old, obj) }
+func (p *panicky) OnDelete(obj any)            { p.check(obj); p.Recorder.OnDelete(obj) }
 
 // PanicRecovered: a panicking call is recovered and reported; the handler
 // still syncs (its panicking initial add counts as handled) and gets later
@@ -216,8 +214,8 @@ func testPanicRecovered(t *testing.T, im impl, _ bool) {
 	mustCreate(t, c, cm("ns", "a", "1"), cm("ns", "boom", "1"), cm("ns", "c", "1"))
 	obs := &hookLog{}
 	inf := im.newOurs(c.ListerWatcher(), cmExample, 0, nsIndexers, pipeline.WithObserver(obs))
-	p := &panicky{eventLog: newEventLog(im.exact), key: "ns/boom"}
-	pp := &panicky{eventLog: newEventLog(im.exact), key: "ns/boom"} // parallel
+	p := &panicky{Recorder: newEventLog(im.exact), key: "ns/boom"}
+	pp := &panicky{Recorder: newEventLog(im.exact), key: "ns/boom"} // parallel
 	other := newEventLog(im.exact)
 	regP := mustRegister(t)(inf.AddEventHandler(p))
 	regPP, err := inf.AddParallelEventHandler(pp, 3)
@@ -225,24 +223,24 @@ func testPanicRecovered(t *testing.T, im impl, _ bool) {
 		t.Fatal(err)
 	}
 	regO := mustRegister(t)(inf.AddEventHandler(other))
-	runSynced(t, inf)
+	testkit.RunSynced(t, inf)
 	waitDone(t, "handler sync", regP.HasSyncedChecker(), regPP.HasSyncedChecker(), regO.HasSyncedChecker())
 
 	mustUpdate(t, c, cm("ns", "boom", "2"))
 	mustUpdate(t, c, cm("ns", "a", "2"))
 	mustCreate(t, c, cm("ns", "d", "1"))
 	for _, h := range []*panicky{p, pp} {
-		h.waitEvent(t, "ns/a", "update:1->2")
-		h.waitEvent(t, "ns/d", "add:1")
-		h.waitKnown(t, "ns/c", "1")
-		h.checkConsistent(t)
+		h.WaitEvent(t, "ns/a", "update:1->2")
+		h.WaitEvent(t, "ns/d", "add:1")
+		h.WaitKnown(t, "ns/c", "1")
+		h.CheckConsistent(t)
 	}
-	other.waitEvent(t, "ns/boom", "update:1->2")
-	if got, want := other.seq("ns/boom"), []string{"add:1/initial", "update:1->2"}; !slices.Equal(got, want) {
+	other.WaitEvent(t, "ns/boom", "update:1->2")
+	if got, want := other.Seq("ns/boom"), []string{"add:1/initial", "update:1->2"}; !slices.Equal(got, want) {
 		t.Errorf("other handler: boom events %v, want %v", got, want)
 	}
 	// HandlerPanicked is called after the recovery, so wait for it.
-	waitUntil(t, "four reported panics", func() bool {
+	testkit.Eventually(t, "four reported panics", func() bool {
 		panicked, _, _ := obs.snapshot()
 		return len(panicked) >= 4
 	})
@@ -290,7 +288,7 @@ func TestConformanceCrashOnPanicChild(t *testing.T) {
 	mustRegister(t)(inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(any) { panic("conformance: crash on panic") },
 	}))
-	runInformer(t, inf)
+	testkit.Run(t, inf)
 	<-time.After(guard)
 	t.Fatal("the handler's panic did not crash the process")
 }
@@ -320,17 +318,17 @@ func testKeylessObjectInList(t *testing.T, im impl, _ bool) {
 	inf := im.newOurs(lw, cmExample, 0, nsIndexers, pipeline.WithObserver(obs))
 	r := newEventLog(im.exact)
 	reg := mustRegister(t)(inf.AddEventHandler(r))
-	runSynced(t, inf)
+	testkit.RunSynced(t, inf)
 	waitDone(t, "handler sync", reg.HasSyncedChecker())
 	if got := slices.Sorted(slices.Values(inf.GetIndexer().ListKeys())); !slices.Equal(got, []string{"ns/a", "ns/b"}) {
 		t.Errorf("cache keys %v, want [ns/a ns/b]", got)
 	}
-	if got := r.count(); got != 2 {
+	if got := r.Count(); got != 2 {
 		t.Errorf("handler got %d events, want 2 initial adds", got)
 	}
 	// The rejection is reported after the rest of the list is queued, so
 	// possibly after the sync.
-	waitUntil(t, "Observer.Dropped to get a cache.KeyError", func() bool {
+	testkit.Eventually(t, "Observer.Dropped to get a cache.KeyError", func() bool {
 		_, dropped, _ := obs.snapshot()
 		return slices.ContainsFunc(dropped, func(err error) bool {
 			var ke cache.KeyError
@@ -338,8 +336,8 @@ func testKeylessObjectInList(t *testing.T, im impl, _ bool) {
 		})
 	})
 	mustCreate(t, c, cm("ns", "c", "1"))
-	r.waitEvent(t, "ns/c", "add:1")
-	r.checkConsistent(t)
+	r.WaitEvent(t, "ns/c", "add:1")
+	r.CheckConsistent(t)
 }
 
 // --- Block ---
@@ -354,14 +352,14 @@ func testBlockRemoveReleasesShard(t *testing.T, im impl, _ bool) {
 	hold := newLatch(t)
 	defer hold.Release()
 	stuck, witness := newEventLog(im.exact), newEventLog(im.exact)
-	stuck.before = func(e event) {
+	stuck.Before = func(e event) {
 		if e.Key == "ns/hot" {
 			hold.Hold()
 		}
 	}
 	regStuck := mustRegister(t)(inf.AddEventHandler(stuck))
 	regW := mustRegister(t)(inf.AddEventHandler(witness))
-	runSynced(t, inf)
+	testkit.RunSynced(t, inf)
 	waitDone(t, "handler sync", regStuck.HasSyncedChecker(), regW.HasSyncedChecker())
 
 	mustCreate(t, c, cm("ns", "hot", "0"))
@@ -373,13 +371,13 @@ func testBlockRemoveReleasesShard(t *testing.T, im impl, _ bool) {
 	if err := inf.RemoveEventHandler(regStuck); err != nil {
 		t.Fatal(err)
 	}
-	witness.waitEvent(t, "ns/hot", fmt.Sprintf("update:%d->%d", updates-1, updates))
-	if got := len(witness.seq("ns/hot")); got != updates+1 {
+	witness.WaitEvent(t, "ns/hot", fmt.Sprintf("update:%d->%d", updates-1, updates))
+	if got := len(witness.Seq("ns/hot")); got != updates+1 {
 		t.Errorf("witness got %d events for hot, want %d", got, updates+1)
 	}
 	hold.Release()
 	shutDown(t, inf, regStuck)
-	witness.checkConsistent(t)
+	witness.CheckConsistent(t)
 }
 
 // --- listener changes racing with a busy shard ---
@@ -405,7 +403,7 @@ func testRemoveDuringJoin(t *testing.T, im impl, _ bool) {
 	inf := im.newOurs(c.ListerWatcher(), cmExample, 0, cache.Indexers{"gate": gateIndex(gate)}, pipeline.WithObserver(obs))
 	w := newEventLog(im.exact)
 	regW := mustRegister(t)(inf.AddEventHandler(w))
-	runSynced(t, inf)
+	testkit.RunSynced(t, inf)
 	waitDone(t, "handler sync", regW.HasSyncedChecker())
 
 	mustUpdate(t, c, withLabels(cm("ns", "g", "1"), "gate", "hold"))
@@ -419,11 +417,11 @@ func testRemoveDuringJoin(t *testing.T, im impl, _ bool) {
 	for v := 2; v <= 6; v++ {
 		mustUpdate(t, c, cm("ns", "g", fmt.Sprint(v)))
 	}
-	w.waitKnown(t, "ns/g", "6")
+	w.WaitKnown(t, "ns/g", "6")
 	// One more write makes sure the batches above were flushed (Overflowed
 	// is reported in the flush).
 	mustUpdate(t, c, cm("ns", "g", "7"))
-	w.waitKnown(t, "ns/g", "7")
+	w.WaitKnown(t, "ns/g", "7")
 	shutDown(t, inf, regZ)
 	_, _, overflowed := obs.snapshot()
 	for _, name := range overflowed {
@@ -447,13 +445,13 @@ func testOverflowKeepsLevel(t *testing.T, im impl, _ bool) {
 	hold := newLatch(t)
 	defer hold.Release()
 	r := newEventLog(im.exact)
-	r.before = func(e event) {
+	r.Before = func(e event) {
 		if e.Key == "ns/h" {
 			hold.Hold()
 		}
 	}
 	reg := mustRegister(t)(inf.AddEventHandler(r))
-	runSynced(t, inf)
+	testkit.RunSynced(t, inf)
 	waitDone(t, "handler sync", reg.HasSyncedChecker())
 
 	mustCreate(t, c, cm("ns", "h", "1"))
@@ -467,10 +465,10 @@ func testOverflowKeepsLevel(t *testing.T, im impl, _ bool) {
 	mustCreate(t, c, cm("ns", "e", "3"))
 	hold.Release()
 	mustUpdate(t, c, cm("ns", "e", "4"))
-	r.waitKnown(t, "ns/e", "4")
-	r.checkConsistent(t)
+	r.WaitKnown(t, "ns/e", "4")
+	r.CheckConsistent(t)
 	if im.exact {
-		if got, want := r.seq("ns/e"), []string{"add:1", "delete:1", "add:2", "delete:2", "add:3", "update:3->4"}; !slices.Equal(got, want) {
+		if got, want := r.Seq("ns/e"), []string{"add:1", "delete:1", "add:2", "delete:2", "add:3", "update:3->4"}; !slices.Equal(got, want) {
 			t.Errorf("ns/e: events %v, want %v", got, want)
 		}
 	}
@@ -494,14 +492,14 @@ func testStalledBeyondBudget(t *testing.T, im impl, _ bool) {
 		pipeline.WithRingCapacity(ringCap), pipeline.WithBacklogBudget(budget), pipeline.WithObserver(hooks))
 	hold := newLatch(t)
 	stalled, normal := newEventLog(false), newEventLog(false)
-	stalled.before = func(e event) {
+	stalled.Before = func(e event) {
 		if !e.Initial {
 			hold.Hold()
 		}
 	}
 	regS := mustRegister(t)(inf.AddEventHandler(stalled))
 	regN := mustRegister(t)(inf.AddEventHandler(normal))
-	runSynced(t, inf)
+	testkit.RunSynced(t, inf)
 	waitDone(t, "handler sync", regS.HasSyncedChecker(), regN.HasSyncedChecker())
 	name := inf.Stats().Listeners[0].Name
 
@@ -511,11 +509,11 @@ func testStalledBeyondBudget(t *testing.T, im impl, _ bool) {
 		}
 	}
 	for i := range keys {
-		normal.waitKnown(t, fmt.Sprint("ns/k", i), fmt.Sprint(rounds))
+		normal.WaitKnown(t, fmt.Sprint("ns/k", i), fmt.Sprint(rounds))
 	}
 	hold.waitEntered(t, "the stalled handler")
 	shards := len(inf.Stats().Shards)
-	waitUntil(t, "the stalled handler's notifications to be queued", func() bool {
+	testkit.Eventually(t, "the stalled handler's notifications to be queued", func() bool {
 		for _, l := range inf.Stats().Listeners {
 			if l.Name == name {
 				return l.InRing+l.InOverflow >= budget
@@ -543,14 +541,14 @@ func testStalledBeyondBudget(t *testing.T, im impl, _ bool) {
 
 	hold.Release()
 	for i := range keys {
-		stalled.waitKnown(t, fmt.Sprint("ns/k", i), fmt.Sprint(rounds))
+		stalled.WaitKnown(t, fmt.Sprint("ns/k", i), fmt.Sprint(rounds))
 	}
-	stalled.checkConsistent(t)
-	normal.checkConsistent(t)
-	if got, all := stalled.countKind("update"), keys*rounds; got >= all {
+	stalled.CheckConsistent(t)
+	normal.CheckConsistent(t)
+	if got, all := stalled.Count("update"), keys*rounds; got >= all {
 		t.Errorf("stalled handler got %d updates of %d: nothing was merged", got, all)
 	}
-	waitUntil(t, "the episode to end", func() bool {
+	testkit.Eventually(t, "the episode to end", func() bool {
 		got := hooks.episodes(name)
 		return len(got) == 2 && !got[1]
 	})

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shardinformer/shardinformer/internal/testkit"
 	"github.com/shardinformer/shardinformer/pipeline"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -174,10 +175,10 @@ func testAddUpdateDelete(t *testing.T, im impl, wl bool) {
 	inf := im.new(c.ListerWatcher(), cmExample, 0, nsIndexers)
 	r := newEventLog(im.exact)
 	reg := mustRegister(t)(inf.AddEventHandler(r))
-	runSynced(t, inf)
+	testkit.RunSynced(t, inf)
 	waitDone(t, "handler sync", reg.HasSyncedChecker())
 	for _, k := range []string{"ns1/a", "ns1/b", "ns2/c"} {
-		if got, want := r.seq(k), []string{"add:1/initial"}; !slices.Equal(got, want) {
+		if got, want := r.Seq(k), []string{"add:1/initial"}; !slices.Equal(got, want) {
 			t.Errorf("%s: initial events %v, want %v", k, got, want)
 		}
 	}
@@ -194,8 +195,8 @@ func testAddUpdateDelete(t *testing.T, im impl, wl bool) {
 	// Every key's final state is one it had at no earlier point, so reaching
 	// it means every event of the key has been handled.
 	final := map[string]string{"ns1/a": "3", "ns2/d": "1", "ns2/e": "2"}
-	r.wait(t, "the final state", func() bool { return maps.Equal(r.known, final) })
-	r.checkConsistent(t)
+	r.WaitFor(t, "the final state", func() bool { return maps.Equal(r.Labels(), final) })
+	r.CheckConsistent(t)
 
 	if im.exact {
 		want := map[string][]string{
@@ -206,12 +207,12 @@ func testAddUpdateDelete(t *testing.T, im impl, wl bool) {
 			"ns2/e": {"add:1", "delete:1", "add:2"},
 		}
 		for k, w := range want {
-			if got := r.seq(k); !slices.Equal(got, w) {
+			if got := r.Seq(k); !slices.Equal(got, w) {
 				t.Errorf("%s: events %v, want %v", k, got, w)
 			}
 		}
 	}
-	for _, e := range r.allEvents() {
+	for _, e := range r.All() {
 		switch e.Kind {
 		case "add":
 			if e.Initial && (e.Key == "ns2/d" || e.Key == "ns2/e") {
@@ -237,7 +238,7 @@ func testAddUpdateDelete(t *testing.T, im impl, wl bool) {
 			t.Errorf("GetByKey(%s) = %v, %v, %v; want value %s", k, obj, ok, err, v)
 			continue
 		}
-		evs := r.events(k)
+		evs := r.Events(k)
 		if last := evs[len(evs)-1]; last.Obj != obj {
 			t.Errorf("GetByKey(%s) returned another object than the handler's last one", k)
 		}
@@ -292,9 +293,9 @@ func testTombstonesAfterRelist(t *testing.T, im impl, wl bool) {
 	inf := im.new(c.ListerWatcher(), cmExample, 0, nsIndexers)
 	r := newEventLog(im.exact)
 	reg := mustRegister(t)(inf.AddEventHandler(r))
-	runSynced(t, inf)
+	testkit.RunSynced(t, inf)
 	waitDone(t, "handler sync", reg.HasSyncedChecker())
-	addA := r.events("ns/a")[0]
+	addA := r.Events("ns/a")[0]
 
 	// Changes no watch reports; only a relist reveals them.
 	c.Remove("ns/a")          // deleted
@@ -304,8 +305,8 @@ func testTombstonesAfterRelist(t *testing.T, im impl, wl bool) {
 	c.Set(cm("ns", "f", "2")) // client-go reports an update
 	forceRelist(t, c)         // c unchanged
 	final := map[string]string{"ns/b": "2", "ns/c": "1", "ns/e": "1", "ns/f": "2"}
-	r.wait(t, "the relisted state", func() bool { return maps.Equal(r.known, final) })
-	r.checkConsistent(t)
+	r.WaitFor(t, "the relisted state", func() bool { return maps.Equal(r.Labels(), final) })
+	r.CheckConsistent(t)
 
 	// The unchanged object (c) gets an update without a new resourceVersion:
 	// without resync every handler counts as resyncing (see
@@ -318,13 +319,13 @@ func testTombstonesAfterRelist(t *testing.T, im impl, wl bool) {
 		"ns/f": {"add:1/initial", "update:1->2"},
 	}
 	// c's final state equals its initial one, so wait for its replay too.
-	r.waitEvent(t, "ns/c", "replay:1")
+	r.WaitEvent(t, "ns/c", "replay:1")
 	for k, w := range want {
-		if got := r.seq(k); !slices.Equal(got, w) {
+		if got := r.Seq(k); !slices.Equal(got, w) {
 			t.Errorf("%s: events %v, want %v", k, got, w)
 		}
 	}
-	evs := r.events("ns/a")
+	evs := r.Events("ns/a")
 	tomb, ok := evs[len(evs)-1].Obj.(cache.DeletedFinalStateUnknown)
 	switch {
 	case !ok:
@@ -361,7 +362,7 @@ func testUnchangedRelistWithoutResync(t *testing.T, im impl, wl bool) {
 	r1, r2 := newEventLog(im.exact), newEventLog(im.exact)
 	reg1 := mustRegister(t)(inf.AddEventHandler(r1))
 	reg2 := mustRegister(t)(inf.AddEventHandlerWithResyncPeriod(r2, 0))
-	runSynced(t, inf)
+	testkit.RunSynced(t, inf)
 	waitDone(t, "handler sync", reg1.HasSyncedChecker(), reg2.HasSyncedChecker())
 
 	forceRelist(t, c)
@@ -370,14 +371,14 @@ func testUnchangedRelistWithoutResync(t *testing.T, im impl, wl bool) {
 	for _, n := range []string{"a", "b"} {
 		mustUpdate(t, c, cm("ns", n, "2"))
 	}
-	for i, r := range []*eventLog{r1, r2} {
+	for i, r := range []*testkit.Recorder{r1, r2} {
 		for _, k := range []string{"ns/a", "ns/b"} {
-			r.waitEvent(t, k, "update:1->2")
-			if got, want := r.seq(k), []string{"add:1/initial", "replay:1", "update:1->2"}; !slices.Equal(got, want) {
+			r.WaitEvent(t, k, "update:1->2")
+			if got, want := r.Seq(k), []string{"add:1/initial", "replay:1", "update:1->2"}; !slices.Equal(got, want) {
 				t.Errorf("handler %d: %s: events %v, want %v", i+1, k, got, want)
 			}
 		}
-		r.checkConsistent(t)
+		r.CheckConsistent(t)
 	}
 }
 
@@ -392,14 +393,14 @@ func testLateHandler(t *testing.T, im impl, _ bool) {
 	inf := im.new(c.ListerWatcher(), cmExample, 0, nsIndexers)
 	early := newEventLog(im.exact)
 	mustRegister(t)(inf.AddEventHandler(early))
-	runSynced(t, inf)
+	testkit.RunSynced(t, inf)
 
 	// The late handler is held in its first call.
 	hold := newLatch(t)
 	defer hold.Release()
 	late := newEventLog(im.exact)
 	var first sync.Once
-	late.before = func(event) { first.Do(hold.Hold) }
+	late.Before = func(event) { first.Do(hold.Hold) }
 	reg := mustRegister(t)(inf.AddEventHandler(late))
 	hold.waitEntered(t, "the late handler's first call")
 	if reg.HasSynced() {
@@ -413,10 +414,10 @@ func testLateHandler(t *testing.T, im impl, _ bool) {
 	hold.Release()
 	waitDone(t, "late handler sync", reg.HasSyncedChecker())
 	// Synced: every cached object has been handled, as an initial-list add.
-	evs := late.allEvents()
+	evs := late.All()
 	keys := map[string]bool{}
 	for _, e := range evs {
-		if e.Kind != "add" || !e.Initial || e.value() != "1" {
+		if e.Kind != "add" || !e.Initial || e.Label != "1" {
 			t.Errorf("late handler: %s %s before any live event, want add:1/initial", e.Key, e)
 		}
 		keys[e.Key] = true
@@ -429,15 +430,15 @@ func testLateHandler(t *testing.T, im impl, _ bool) {
 	mustUpdate(t, c, cm("ns", "cm-00", "2"))
 	mustDelete(t, c, "ns/cm-01")
 	mustCreate(t, c, cm("ns", "live", "1"))
-	late.waitEvent(t, "ns/cm-00", "update:1->2")
-	late.waitEvent(t, "ns/cm-01", "delete:1")
-	late.waitEvent(t, "ns/live", "add:1")
+	late.WaitEvent(t, "ns/cm-00", "update:1->2")
+	late.WaitEvent(t, "ns/cm-01", "delete:1")
+	late.WaitEvent(t, "ns/live", "add:1")
 	for k, want := range map[string][]string{
 		"ns/cm-00": {"add:1/initial", "update:1->2"},
 		"ns/cm-01": {"add:1/initial", "delete:1"},
 		"ns/live":  {"add:1"},
 	} {
-		if got := late.seq(k); !slices.Equal(got, want) {
+		if got := late.Seq(k); !slices.Equal(got, want) {
 			t.Errorf("late handler: %s: events %v, want %v", k, got, want)
 		}
 	}
@@ -450,7 +451,7 @@ func testLateHandler(t *testing.T, im impl, _ bool) {
 	defer hold2.Release()
 	late2 := newEventLog(im.exact)
 	var first2 sync.Once
-	late2.before = func(event) { first2.Do(hold2.Hold) }
+	late2.Before = func(event) { first2.Do(hold2.Hold) }
 	reg2 := mustRegister(t)(inf.AddEventHandler(late2))
 	hold2.waitEntered(t, "the second late handler's first call")
 	mustUpdate(t, c, cm("ns", "cm-02", "2"))
@@ -461,15 +462,15 @@ func testLateHandler(t *testing.T, im impl, _ bool) {
 	for i := 3; i < n; i++ {
 		want[fmt.Sprintf("ns/cm-%02d", i)] = "1"
 	}
-	late2.wait(t, "the second late handler to reach the cache state", func() bool { return maps.Equal(late2.known, want) })
-	if got := late2.seq("ns/cm-02"); !slices.Equal(got, []string{"add:1/initial", "update:1->2"}) && !slices.Equal(got, []string{"add:2/initial"}) {
+	late2.WaitFor(t, "the second late handler to reach the cache state", func() bool { return maps.Equal(late2.Labels(), want) })
+	if got := late2.Seq("ns/cm-02"); !slices.Equal(got, []string{"add:1/initial", "update:1->2"}) && !slices.Equal(got, []string{"add:2/initial"}) {
 		t.Errorf("second late handler: cm-02 events %v, want [add:1/initial update:1->2] (or [add:2/initial] if the update raced with the registration)", got)
 	}
-	if got := late2.seq("ns/during"); !slices.Equal(got, []string{"add:1"}) && !slices.Equal(got, []string{"add:1/initial"}) {
+	if got := late2.Seq("ns/during"); !slices.Equal(got, []string{"add:1"}) && !slices.Equal(got, []string{"add:1/initial"}) {
 		t.Errorf("second late handler: during events %v, want one add", got)
 	}
-	late.checkConsistent(t)
-	late2.checkConsistent(t)
+	late.CheckConsistent(t)
+	late2.CheckConsistent(t)
 }
 
 // --- 4. resync ---
@@ -489,12 +490,12 @@ func testResync(t *testing.T, im impl, _ bool) {
 	rn := newEventLog(im.exact) // never resyncs
 	regR := mustRegister(t)(inf.AddEventHandler(rr))
 	regN := mustRegister(t)(inf.AddEventHandlerWithResyncPeriod(rn, 0))
-	runSynced(t, inf)
+	testkit.RunSynced(t, inf)
 	waitDone(t, "handler sync", regR.HasSyncedChecker(), regN.HasSyncedChecker())
 
-	rr.wait(t, "a periodic resync of every object", func() bool {
+	rr.WaitFor(t, "a periodic resync of every object", func() bool {
 		for _, k := range keys {
-			if !rr.hasLocked(k, "sync:1") {
+			if !slices.Contains(rr.Seq(k), "sync:1") {
 				return false
 			}
 		}
@@ -506,16 +507,16 @@ func testResync(t *testing.T, im impl, _ bool) {
 		mustUpdate(t, c, cm("ns", k[3:], "2"))
 	}
 	for _, k := range keys {
-		rn.waitEvent(t, k, "update:1->2")
-		rr.waitEvent(t, k, "update:1->2")
+		rn.WaitEvent(t, k, "update:1->2")
+		rr.WaitEvent(t, k, "update:1->2")
 	}
 
 	// A relist that finds nothing changed: updates without a new
 	// resourceVersion, with new objects (not the cached ones).
 	forceRelist(t, c)
-	rr.wait(t, "the relist's unchanged objects", func() bool {
+	rr.WaitFor(t, "the relist's unchanged objects", func() bool {
 		for _, k := range keys {
-			if !rr.hasLocked(k, "replay:2") {
+			if !slices.Contains(rr.Seq(k), "replay:2") {
 				return false
 			}
 		}
@@ -525,24 +526,24 @@ func testResync(t *testing.T, im impl, _ bool) {
 		mustUpdate(t, c, cm("ns", k[3:], "3"))
 	}
 	for _, k := range keys {
-		rn.waitEvent(t, k, "update:2->3")
-		rr.waitEvent(t, k, "update:2->3")
+		rn.WaitEvent(t, k, "update:2->3")
+		rr.WaitEvent(t, k, "update:2->3")
 	}
 	for _, k := range keys {
-		if got, want := rn.seq(k), []string{"add:1/initial", "update:1->2", "update:2->3"}; !slices.Equal(got, want) {
+		if got, want := rn.Seq(k), []string{"add:1/initial", "update:1->2", "update:2->3"}; !slices.Equal(got, want) {
 			t.Errorf("handler without resync: %s: events %v, want %v", k, got, want)
 		}
-		if got, want := rr.seq(k, "sync"), []string{"add:1/initial", "update:1->2", "replay:2", "update:2->3"}; !slices.Equal(got, want) {
+		if got, want := rr.Seq(k, "sync"), []string{"add:1/initial", "update:1->2", "replay:2", "update:2->3"}; !slices.Equal(got, want) {
 			t.Errorf("resyncing handler: %s: events (without periodic resyncs) %v, want %v", k, got, want)
 		}
-		for _, e := range rr.events(k) {
+		for _, e := range rr.Events(k) {
 			if e.Kind == "sync" && e.Old != e.Obj {
 				t.Errorf("resyncing handler: %s: periodic resync with two objects", k)
 			}
 		}
 	}
-	rr.checkConsistent(t)
-	rn.checkConsistent(t)
+	rr.CheckConsistent(t)
+	rn.CheckConsistent(t)
 }
 
 // HandlerResyncNeedsInformerResync: client-go ignores a handler's resync
@@ -559,22 +560,11 @@ func testHandlerResyncNeedsInformerResync(t *testing.T, im impl, _ bool) {
 	inf := im.new(c.ListerWatcher(), cmExample, 0, nsIndexers)
 	r := newEventLog(im.exact)
 	reg := mustRegister(t)(inf.AddEventHandlerWithResyncPeriod(r, time.Second))
-	runSynced(t, inf)
+	testkit.RunSynced(t, inf)
 	waitDone(t, "handler sync", reg.HasSyncedChecker())
-	window := time.NewTimer(3 * time.Second)
-	defer window.Stop()
-	for {
-		r.mu.Lock()
-		ch := r.changed
-		r.mu.Unlock()
-		if n := r.countKind("sync"); n > 0 {
-			t.Fatalf("handler got %d resyncs from an informer built with resync 0", n)
-		}
-		select {
-		case <-ch:
-		case <-window.C:
-			return
-		}
+	time.Sleep(3 * time.Second) // three resync periods: see above
+	if n := r.Count("sync"); n > 0 {
+		t.Fatalf("handler got %d resyncs from an informer built with resync 0", n)
 	}
 }
 
@@ -591,28 +581,28 @@ func testRemoveEventHandler(t *testing.T, im impl, _ bool) {
 	if err := inf.RemoveEventHandler(regNever); err != nil {
 		t.Fatalf("RemoveEventHandler before Run: %v", err)
 	}
-	runSynced(t, inf)
+	testkit.RunSynced(t, inf)
 	waitDone(t, "handler sync", regKeep.HasSyncedChecker(), regGone.HasSyncedChecker())
 
 	if err := inf.RemoveEventHandler(regGone); err != nil {
 		t.Fatalf("RemoveEventHandler: %v", err)
 	}
 	mustCreate(t, c, cm("ns", "x", "1"))
-	keep.waitEvent(t, "ns/x", "add:1")
+	keep.WaitEvent(t, "ns/x", "add:1")
 	// ShutDownEventHandler removes again (a no-op) and waits until the
 	// handler has stopped: it can receive nothing after this.
 	shutDown(t, inf, regGone)
-	if got := gone.seq("ns/x"); len(got) > 0 {
+	if got := gone.Seq("ns/x"); len(got) > 0 {
 		t.Errorf("removed handler got %v for an object created after its removal", got)
 	}
-	if got := gone.count(); got != 2 {
+	if got := gone.Count(); got != 2 {
 		t.Errorf("removed handler got %d events, want its 2 initial adds", got)
 	}
 	if err := inf.RemoveEventHandler(regGone); err != nil {
 		t.Errorf("third RemoveEventHandler: %v", err)
 	}
 	shutDown(t, inf, regNever)
-	if got := never.count(); got != 0 {
+	if got := never.Count(); got != 0 {
 		t.Errorf("handler removed before Run got %d events", got)
 	}
 
@@ -624,11 +614,11 @@ func testRemoveEventHandler(t *testing.T, im impl, _ bool) {
 	_ = other.RemoveEventHandler(regKeep)
 
 	mustUpdate(t, c, cm("ns", "a", "2"))
-	keep.waitEvent(t, "ns/a", "update:1->2")
-	if got, want := keep.seq("ns/a"), []string{"add:1/initial", "update:1->2"}; !slices.Equal(got, want) {
+	keep.WaitEvent(t, "ns/a", "update:1->2")
+	if got, want := keep.Seq("ns/a"), []string{"add:1/initial", "update:1->2"}; !slices.Equal(got, want) {
 		t.Errorf("remaining handler: ns/a events %v, want %v", got, want)
 	}
-	keep.checkConsistent(t)
+	keep.CheckConsistent(t)
 }
 
 // RemoveEventHandlerDropsPending: once RemoveEventHandler returns, a handler
@@ -644,14 +634,14 @@ func testRemoveEventHandlerDropsPending(t *testing.T, im impl, _ bool) {
 	hold := newLatch(t)
 	defer hold.Release()
 	a, b := newEventLog(im.exact), newEventLog(im.exact)
-	a.before = func(e event) {
-		if e.Kind == "update" && e.value() == "2" {
+	a.Before = func(e event) {
+		if e.Kind == "update" && e.Label == "2" {
 			hold.Hold()
 		}
 	}
 	regA := mustRegister(t)(inf.AddEventHandler(a))
 	regB := mustRegister(t)(inf.AddEventHandler(b))
-	runSynced(t, inf)
+	testkit.RunSynced(t, inf)
 	waitDone(t, "handler sync", regA.HasSyncedChecker(), regB.HasSyncedChecker())
 
 	// Hold A in update 2, then publish update 3 to both handlers: once B has
@@ -660,14 +650,14 @@ func testRemoveEventHandlerDropsPending(t *testing.T, im impl, _ bool) {
 	mustUpdate(t, c, cm("ns", "k", "2"))
 	hold.waitEntered(t, "handler A to be handling update 2")
 	mustUpdate(t, c, cm("ns", "k", "3"))
-	b.waitKnown(t, "ns/k", "3")
+	b.WaitKnown(t, "ns/k", "3")
 
 	if err := inf.RemoveEventHandler(regA); err != nil {
 		t.Fatal(err)
 	}
 	hold.Release()
 	shutDown(t, inf, regA)
-	if got, want := a.seq("ns/k"), []string{"add:0/initial", "update:0->1", "update:1->2"}; !slices.Equal(got, want) {
+	if got, want := a.Seq("ns/k"), []string{"add:0/initial", "update:0->1", "update:1->2"}; !slices.Equal(got, want) {
 		t.Errorf("removed handler: events %v, want %v (nothing after the call in progress at removal)", got, want)
 	}
 }
@@ -700,13 +690,13 @@ func testHasSynced(t *testing.T, im impl, _ bool) {
 	defer hold.Release()
 	slow, fast := newEventLog(im.exact), newEventLog(im.exact)
 	var first sync.Once
-	slow.before = func(event) { first.Do(hold.Hold) }
+	slow.Before = func(event) { first.Do(hold.Hold) }
 	regSlow := mustRegister(t)(inf.AddEventHandler(slow))
 	regFast := mustRegister(t)(inf.AddEventHandler(fast))
 	if regSlow.HasSynced() || regFast.HasSynced() {
 		t.Error("a registration's HasSynced is true before Run")
 	}
-	runInformer(t, inf)
+	testkit.Run(t, inf)
 	hold.waitEntered(t, "the slow handler's first initial add")
 	ctx, cancelCtx := context.WithTimeout(context.Background(), guard)
 	defer cancelCtx()
@@ -716,7 +706,7 @@ func testHasSynced(t *testing.T, im impl, _ bool) {
 		if !cache.WaitFor(ctx, "", inf.HasSyncedChecker(), regFast.HasSyncedChecker()) {
 			t.Fatal("informer and fast handler did not sync")
 		}
-		if got := fast.count(); got != n {
+		if got := fast.Count(); got != n {
 			t.Errorf("fast handler synced after %d events, want %d", got, n)
 		}
 		if !inf.GetController().HasSynced() {
@@ -730,10 +720,10 @@ func testHasSynced(t *testing.T, im impl, _ bool) {
 	if !cache.WaitFor(ctx, "", regSlow.HasSyncedChecker()) {
 		t.Fatal("slow handler did not sync")
 	}
-	if got := slow.count(); got != n {
+	if got := slow.Count(); got != n {
 		t.Errorf("slow handler synced after %d events, want %d", got, n)
 	}
-	for _, e := range slow.allEvents() {
+	for _, e := range slow.All() {
 		if e.Kind != "add" || !e.Initial {
 			t.Errorf("slow handler: %s %s, want an initial add", e.Key, e)
 		}
@@ -782,16 +772,16 @@ func testSetTransform(t *testing.T, im impl, wl bool) {
 	}
 	r := newEventLog(im.exact)
 	reg := mustRegister(t)(inf.AddEventHandler(r))
-	runSynced(t, inf)
+	testkit.RunSynced(t, inf)
 	waitDone(t, "handler sync", reg.HasSyncedChecker())
 	if err := inf.SetTransform(stripAndLabel); err == nil {
 		t.Error("SetTransform after Run succeeded")
 	}
 	mustCreate(t, c, managed("ns", "c", "1"))
 	mustUpdate(t, c, managed("ns", "a", "2"))
-	r.waitEvent(t, "ns/c", "add:1")
-	r.waitEvent(t, "ns/a", "update:1->2")
-	for _, e := range r.allEvents() {
+	r.WaitEvent(t, "ns/c", "add:1")
+	r.WaitEvent(t, "ns/a", "update:1->2")
+	for _, e := range r.All() {
 		if !transformed(e.Obj) || e.Old != nil && !transformed(e.Old) {
 			t.Errorf("%s: handler got an untransformed object in %s", e.Key, e)
 		}
@@ -819,11 +809,11 @@ func testSetTransformDelete(t *testing.T, im impl, _ bool) {
 	}
 	r := newEventLog(im.exact)
 	reg := mustRegister(t)(inf.AddEventHandler(r))
-	runSynced(t, inf)
+	testkit.RunSynced(t, inf)
 	waitDone(t, "handler sync", reg.HasSyncedChecker())
 	mustDelete(t, c, "ns/a")
-	r.waitEvent(t, "ns/a", "delete:1")
-	for _, e := range r.events("ns/a") {
+	r.WaitEvent(t, "ns/a", "delete:1")
+	for _, e := range r.Events("ns/a") {
 		if !transformed(e.Obj) {
 			t.Errorf("handler got an untransformed object in %s", e)
 		}
@@ -861,7 +851,7 @@ func testIndexers(t *testing.T, im impl, _ bool) {
 	inf := im.new(c.ListerWatcher(), cmExample, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc, "tags": tagsIndex})
 	r := newEventLog(im.exact)
 	reg := mustRegister(t)(inf.AddEventHandler(r))
-	runSynced(t, inf)
+	testkit.RunSynced(t, inf)
 	waitDone(t, "handler sync", reg.HasSyncedChecker())
 	idx := inf.GetIndexer()
 
@@ -922,7 +912,7 @@ func testIndexers(t *testing.T, im impl, _ bool) {
 	mustDelete(t, c, "ns2/c")
 	mustCreate(t, c, tagged("ns2", "e", "1", "blue,green"))
 	final := map[string]string{"ns1/a": "2", "ns1/b": "1", "ns2/d": "1", "ns2/e": "1"}
-	r.wait(t, "the updates", func() bool { return maps.Equal(r.known, final) })
+	r.WaitFor(t, "the updates", func() bool { return maps.Equal(r.Labels(), final) })
 	check("tags", "red")
 	check("tags", "blue", "ns1/b", "ns2/e")
 	check("tags", "green", "ns1/a", "ns2/e")
@@ -939,11 +929,11 @@ func testIndexers(t *testing.T, im impl, _ bool) {
 		t.Error("AddIndexers with an existing index name succeeded")
 	}
 	mustUpdate(t, c, tagged("ns1", "b", "2", "blue"))
-	r.waitKnown(t, "ns1/b", "2")
+	r.WaitKnown(t, "ns1/b", "2")
 	check("value", "1", "ns2/d", "ns2/e")
 	check("value", "2", "ns1/a", "ns1/b")
 	values("value", "1", "2")
-	r.checkConsistent(t)
+	r.CheckConsistent(t)
 }
 
 // --- 9. listers ---
@@ -957,7 +947,7 @@ func testListers(t *testing.T, im impl, _ bool) {
 	inf := im.new(c.ListerWatcher(), cmExample, 0, nsIndexers)
 	r := newEventLog(im.exact)
 	reg := mustRegister(t)(inf.AddEventHandler(r))
-	runSynced(t, inf)
+	testkit.RunSynced(t, inf)
 	waitDone(t, "handler sync", reg.HasSyncedChecker())
 
 	lister := corev1listers.NewConfigMapLister(inf.GetIndexer())
@@ -997,8 +987,8 @@ func testListers(t *testing.T, im impl, _ bool) {
 
 	mustUpdate(t, c, withLabels(cm("ns1", "b", "2"), "app", "x"))
 	mustDelete(t, c, "ns2/c")
-	r.waitKnown(t, "ns1/b", "2")
-	r.waitKnown(t, "ns2/c", "")
+	r.WaitKnown(t, "ns1/b", "2")
+	r.WaitKnown(t, "ns2/c", "")
 	if got := names(lister.List(sel)); !slices.Equal(got, []string{"ns1/a", "ns1/b"}) {
 		t.Errorf("after changes, List(app=x) = %v, want [ns1/a ns1/b]", got)
 	}
@@ -1062,21 +1052,21 @@ func testInformerFactory(t *testing.T, im impl, _ bool) {
 	if _, err := cms.Create(ctx, cm("ns1", "z", "1"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, "the lister to see ns1/z", func() bool {
+	testkit.Eventually(t, "the lister to see ns1/z", func() bool {
 		o, err := lister.ConfigMaps("ns1").Get("z")
 		return err == nil && o.Data["v"] == "1"
 	})
 	if _, err := cms.Update(ctx, cm("ns1", "z", "2"), metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, "the lister to see ns1/z updated", func() bool {
+	testkit.Eventually(t, "the lister to see ns1/z updated", func() bool {
 		o, err := lister.ConfigMaps("ns1").Get("z")
 		return err == nil && o.Data["v"] == "2"
 	})
 	if err := cms.Delete(ctx, "z", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, "the lister to lose ns1/z", func() bool {
+	testkit.Eventually(t, "the lister to lose ns1/z", func() bool {
 		_, err := lister.ConfigMaps("ns1").Get("z")
 		return apierrors.IsNotFound(err)
 	})
@@ -1126,7 +1116,7 @@ func testWatchErrorHandler(t *testing.T, im impl, wl bool) {
 	}
 	r := newEventLog(im.exact)
 	reg := mustRegister(t)(inf.AddEventHandler(r))
-	stop := runSynced(t, inf)
+	stop := testkit.RunSynced(t, inf)
 	waitDone(t, "handler sync", reg.HasSyncedChecker())
 	if inf.IsStopped() {
 		t.Error("IsStopped while running")
@@ -1135,7 +1125,7 @@ func testWatchErrorHandler(t *testing.T, im impl, wl bool) {
 	// list to the store, so the informer may report synced a moment before
 	// (in client-go too; the window is wider with shards applying in parallel).
 	var rv0 uint64
-	waitUntil(t, "LastSyncResourceVersion after sync", func() bool {
+	testkit.Eventually(t, "LastSyncResourceVersion after sync", func() bool {
 		rv, err := strconv.ParseUint(inf.LastSyncResourceVersion(), 10, 64)
 		rv0 = rv
 		return err == nil && rv > 0
@@ -1149,13 +1139,13 @@ func testWatchErrorHandler(t *testing.T, im impl, wl bool) {
 
 	// The resourceVersion moves on with the watch.
 	mustCreate(t, c, cm("ns", "b", "1"))
-	r.waitEvent(t, "ns/b", "add:1")
+	r.WaitEvent(t, "ns/b", "add:1")
 	obj, _, _ := inf.GetIndexer().GetByKey("ns/b")
 	rvB := rvNum(t, obj)
 	if rvB <= rv0 {
 		t.Errorf("new object's resourceVersion %d is not after the first sync's %d", rvB, rv0)
 	}
-	waitUntil(t, "LastSyncResourceVersion to reach the new object's", func() bool {
+	testkit.Eventually(t, "LastSyncResourceVersion to reach the new object's", func() bool {
 		rv, err := strconv.ParseUint(inf.LastSyncResourceVersion(), 10, 64)
 		return err == nil && rv >= rvB
 	})
@@ -1185,7 +1175,7 @@ func testWatchErrorHandler(t *testing.T, im impl, wl bool) {
 		// The informer recovers (after the reflector loop's backoff; with
 		// WatchList the backoff has grown and the wait would be long).
 		mustCreate(t, c, cm("ns", "c", "1"))
-		r.waitEvent(t, "ns/c", "add:1")
+		r.WaitEvent(t, "ns/c", "add:1")
 	}
 	stop()
 	if !inf.IsStopped() {
@@ -1201,7 +1191,7 @@ func testRunTwiceAndStop(t *testing.T, im impl, _ bool) {
 	inf := im.new(c.ListerWatcher(), cmExample, 0, nsIndexers)
 	r := newEventLog(im.exact)
 	reg := mustRegister(t)(inf.AddEventHandler(r))
-	stop := runSynced(t, inf)
+	stop := testkit.RunSynced(t, inf)
 
 	// A second Run returns at once and disturbs nothing.
 	second := make(chan struct{})
@@ -1211,7 +1201,7 @@ func testRunTwiceAndStop(t *testing.T, im impl, _ bool) {
 	}()
 	waitClosed(t, "a second Run to return", second)
 	mustCreate(t, c, cm("ns", "b", "1"))
-	r.waitEvent(t, "ns/b", "add:1")
+	r.WaitEvent(t, "ns/b", "add:1")
 
 	stop()
 	if !inf.IsStopped() {
@@ -1262,13 +1252,13 @@ func testSlowHandlerGetsEveryEvent(t *testing.T, im impl, _ bool) {
 	}
 	inf := im.new(c.ListerWatcher(), cmExample, 0, nsIndexers)
 	r := newEventLog(im.exact)
-	r.before = func(e event) {
+	r.Before = func(e event) {
 		if e.Kind == "update" {
 			time.Sleep(2 * time.Millisecond)
 		}
 	}
 	reg := mustRegister(t)(inf.AddEventHandler(r))
-	runSynced(t, inf)
+	testkit.RunSynced(t, inf)
 	waitDone(t, "handler sync", reg.HasSyncedChecker())
 	for round := 1; round <= rounds; round++ {
 		for i := range keys {
@@ -1276,13 +1266,13 @@ func testSlowHandlerGetsEveryEvent(t *testing.T, im impl, _ bool) {
 		}
 	}
 	for i := range keys {
-		r.waitKnown(t, fmt.Sprint("ns/k", i), strconv.Itoa(rounds))
+		r.WaitKnown(t, fmt.Sprint("ns/k", i), strconv.Itoa(rounds))
 	}
-	r.checkConsistent(t)
+	r.CheckConsistent(t)
 	if !im.exact {
 		return
 	}
-	if got := r.countKind("update"); got != keys*rounds {
+	if got := r.Count("update"); got != keys*rounds {
 		t.Errorf("UpdateFunc called %d times, want %d", got, keys*rounds)
 	}
 	want := []string{"add:0/initial"}
@@ -1290,7 +1280,7 @@ func testSlowHandlerGetsEveryEvent(t *testing.T, im impl, _ bool) {
 		want = append(want, fmt.Sprintf("update:%d->%d", round-1, round))
 	}
 	for i := range keys {
-		if got := r.seq(fmt.Sprint("ns/k", i)); !slices.Equal(got, want) {
+		if got := r.Seq(fmt.Sprint("ns/k", i)); !slices.Equal(got, want) {
 			t.Errorf("ns/k%d: %d events, want the %d written in order; got %v", i, len(got), len(want), got)
 		}
 	}

@@ -10,6 +10,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/shardinformer/shardinformer/internal/testkit"
 )
 
 var _ cache.SharedIndexInformer = (*Informer)(nil)
@@ -29,9 +31,9 @@ func TestAddUpdateDeleteBothListModes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			run(t, inf)
-			eventually(t, "handler sync", reg.HasSynced)
-			if got := rec.count(); got != 50 {
+			testkit.RunSynced(t, inf)
+			testkit.Eventually(t, "handler sync", reg.HasSynced)
+			if got := rec.Count(); got != 50 {
 				t.Fatalf("after sync the handler saw %d events, want 50 adds", got)
 			}
 			if _, err := c.Update(configMap("ns", "cm-007", "2")); err != nil {
@@ -40,11 +42,11 @@ func TestAddUpdateDeleteBothListModes(t *testing.T) {
 			if _, err := c.Delete("ns/cm-008"); err != nil {
 				t.Fatal(err)
 			}
-			eventually(t, "update and delete", func() bool { return rec.count() == 52 })
-			if got, want := rec.events("ns/cm-007"), []string{"add:1", "update:1->2"}; !slices.Equal(got, want) {
+			testkit.Eventually(t, "update and delete", func() bool { return rec.Count() == 52 })
+			if got, want := rec.Seq("ns/cm-007"), []string{"add:1/initial", "update:1->2"}; !slices.Equal(got, want) {
 				t.Errorf("cm-007 events = %v, want %v", got, want)
 			}
-			if got, want := rec.events("ns/cm-008"), []string{"add:1", "delete:1"}; !slices.Equal(got, want) {
+			if got, want := rec.Seq("ns/cm-008"), []string{"add:1/initial", "delete:1"}; !slices.Equal(got, want) {
 				t.Errorf("cm-008 events = %v, want %v", got, want)
 			}
 			objs, err := inf.GetIndexer().ByIndex(cache.NamespaceIndex, "ns")
@@ -66,7 +68,7 @@ func TestStatsCountsObjectsAndListeners(t *testing.T) {
 	if _, err := inf.AddParallelEventHandler(newRecorder(), 2); err != nil {
 		t.Fatal(err)
 	}
-	run(t, inf)
+	testkit.RunSynced(t, inf)
 	st := inf.Stats()
 	objects := 0
 	for _, s := range st.Shards {

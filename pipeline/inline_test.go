@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/shardinformer/shardinformer/internal/testkit"
 )
 
 // inlineObserver counts the batches applied by the reflector goroutine itself
@@ -38,7 +40,7 @@ func TestInlineDeliveryInOrder(t *testing.T) {
 	}
 	obs := &inlineObserver{}
 	inf := NewSharedIndexInformer(c.ListerWatcher(), &corev1.ConfigMap{}, 0, nil, WithShards(2), WithObserver(obs))
-	recs := []*recorder{newRecorder(), newRecorder()}
+	recs := []*testkit.Recorder{newRecorder(), newRecorder()}
 	for _, r := range recs {
 		if _, err := inf.AddEventHandler(r); err != nil {
 			t.Fatal(err)
@@ -49,9 +51,9 @@ func TestInlineDeliveryInOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	recs = append(recs, par)
-	run(t, inf)
+	testkit.RunSynced(t, inf)
 	const updates = 200
-	want := []string{"add:0"}
+	want := []string{"add:0/initial"}
 	for i := 1; i <= updates; i++ {
 		if _, err := c.Update(configMap("ns", "a", fmt.Sprint(i))); err != nil {
 			t.Fatal(err)
@@ -59,9 +61,9 @@ func TestInlineDeliveryInOrder(t *testing.T) {
 		want = append(want, fmt.Sprintf("update:%d->%d", i-1, i))
 		// Wait for every handler, so that the next event finds the
 		// informer idle: drain goroutines and workers parked.
-		eventually(t, fmt.Sprintf("update %d", i), func() bool {
+		testkit.Eventually(t, fmt.Sprintf("update %d", i), func() bool {
 			for _, r := range recs {
-				if r.count() != i+1 {
+				if r.Count() != i+1 {
 					return false
 				}
 			}
@@ -69,7 +71,7 @@ func TestInlineDeliveryInOrder(t *testing.T) {
 		})
 	}
 	for i, r := range recs {
-		if got := r.events("ns/a"); !slices.Equal(got, want) {
+		if got := r.Seq("ns/a"); !slices.Equal(got, want) {
 			t.Errorf("handler %d received %v, want %v", i, got, want)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/shardinformer/shardinformer/internal/fakeapi"
+	"github.com/shardinformer/shardinformer/internal/testkit"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
@@ -152,7 +153,7 @@ func runModel(t *testing.T, v modelVariant, watchList bool, seed uint64) {
 	if _, err := addParallel(par); err != nil {
 		t.Fatal(err)
 	}
-	run(t, inf)
+	testkit.RunSynced(t, inf)
 	late := newChecker("late") // added after sync: starts from the cache contents
 	lateAt := 150
 	// The slow handler is also held for a stretch of steps, until the fast one
@@ -173,7 +174,7 @@ func runModel(t *testing.T, v modelVariant, watchList bool, seed uint64) {
 			slow.hold.Store(&hold)
 		case step == holdTo: // release once the informer has caught up with the writes
 			model := c.Objects()
-			eventually(t, "the fast handler to catch up while the slow one is held", func() bool { return fast.matches(model) })
+			testkit.Eventually(t, "the fast handler to catch up while the slow one is held", func() bool { return fast.matches(model) })
 			slow.hold.Store(nil)
 			close(hold)
 		}
@@ -215,7 +216,7 @@ func runModel(t *testing.T, v modelVariant, watchList bool, seed uint64) {
 	}
 
 	model := c.Objects()
-	eventually(t, "cache and handlers to converge", func() bool {
+	testkit.Eventually(t, "cache and handlers to converge", func() bool {
 		if !cacheEquals(inf.GetStore(), model) {
 			return false
 		}

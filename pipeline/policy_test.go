@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/shardinformer/shardinformer/index"
+	"github.com/shardinformer/shardinformer/internal/testkit"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/cache"
 )
@@ -20,7 +21,7 @@ type stalled struct {
 	release     chan struct{}
 	once        sync.Once
 	releaseOnce sync.Once
-	rec         *recorder
+	rec         *testkit.Recorder
 }
 
 // unblock releases the handler; safe to call more than once.
@@ -30,7 +31,7 @@ func (s *stalled) unblock() { s.releaseOnce.Do(func() { close(s.release) }) }
 // stalled handler is released before the informer is stopped (cleanups run
 // last-in first-out).
 func runStalled(t *testing.T, inf *Informer, s *stalled) {
-	run(t, inf)
+	testkit.RunSynced(t, inf)
 	t.Cleanup(s.unblock)
 }
 
@@ -78,18 +79,22 @@ func TestStalledHandlerCoalesceIsBoundedAndIsolated(t *testing.T) {
 	// The normal handler reaches the final state of every key while the other
 	// one is stuck (it may itself be coalesced: its ring holds only 4).
 	final := fmt.Sprint(rounds)
-	converged := func(r *recorder) func() bool {
+	converged := func(r *testkit.Recorder) func() bool {
 		return func() bool {
 			for _, n := range names(keys) {
-				ev := r.events("ns/" + n)
-				if len(ev) == 0 || !(strings.HasSuffix(ev[len(ev)-1], ">"+final) || ev[len(ev)-1] == "add:"+final) {
+				ev := r.Seq("ns/" + n)
+				last := ""
+				if len(ev) > 0 {
+					last = ev[len(ev)-1]
+				}
+				if !strings.HasSuffix(last, ">"+final) && last != "add:"+final && last != "add:"+final+"/initial" {
 					return false
 				}
 			}
 			return true
 		}
 	}
-	eventually(t, "the normal handler to see the final state", converged(normal))
+	testkit.Eventually(t, "the normal handler to see the final state", converged(normal))
 
 	// Bound: at most one ring's worth per shard plus one overflow entry per key.
 	st := inf.Stats()
@@ -103,8 +108,8 @@ func TestStalledHandlerCoalesceIsBoundedAndIsolated(t *testing.T) {
 	}
 
 	stall.unblock()
-	eventually(t, "the stalled handler to converge", converged(stall.rec))
-	if got := stall.rec.count(); got >= keys*(rounds+1) {
+	testkit.Eventually(t, "the stalled handler to converge", converged(stall.rec))
+	if got := stall.rec.Count(); got >= keys*(rounds+1) {
 		t.Errorf("stalled handler got %d notifications; coalescing should have merged most of %d", got, keys*(rounds+1))
 	}
 }
@@ -133,7 +138,7 @@ func TestStalledHandlerBlockDeliversEverything(t *testing.T) {
 	ctxDone := make(chan struct{})
 	go func() {
 		<-stall.entered
-		if n := normal.count(); n > keys {
+		if n := normal.Count(); n > keys {
 			t.Errorf("normal handler got %d notifications while the shard should be blocked", n)
 		}
 		stall.unblock()
@@ -141,7 +146,7 @@ func TestStalledHandlerBlockDeliversEverything(t *testing.T) {
 	}()
 	runStalled(t, inf, stall)
 	<-ctxDone
-	eventually(t, "everything delivered", func() bool { return stall.rec.count() == keys && normal.count() == keys })
+	testkit.Eventually(t, "everything delivered", func() bool { return stall.rec.Count() == keys && normal.Count() == keys })
 }
 
 // Under Grow nothing is merged: a released stalled handler sees every event.
@@ -161,7 +166,7 @@ func TestStalledHandlerGrowKeepsEveryEvent(t *testing.T) {
 			c.Update(configMap("ns", n, fmt.Sprint(r)))
 		}
 	}
-	eventually(t, "overflow to hold the backlog", func() bool {
+	testkit.Eventually(t, "overflow to hold the backlog", func() bool {
 		ov := 0
 		for _, l := range inf.Stats().Listeners {
 			ov += l.InOverflow
@@ -169,7 +174,7 @@ func TestStalledHandlerGrowKeepsEveryEvent(t *testing.T) {
 		return ov > keys // more than one per key: nothing merged
 	})
 	stall.unblock()
-	eventually(t, "every event delivered", func() bool { return stall.rec.count() == keys*(rounds+1) })
+	testkit.Eventually(t, "every event delivered", func() bool { return stall.rec.Count() == keys*(rounds+1) })
 }
 
 type droppedCounter struct {
@@ -203,8 +208,8 @@ func TestFailingIndexFunctionKeepsObject(t *testing.T) {
 	inf := NewSharedIndexInformer(c.ListerWatcher(), &corev1.ConfigMap{}, 0, cache.Indexers{"byValue": byValue}, WithObserver(obs))
 	rec := newRecorder()
 	inf.AddEventHandler(rec)
-	run(t, inf)
-	eventually(t, "both adds", func() bool { return rec.count() == 2 })
+	testkit.RunSynced(t, inf)
+	testkit.Eventually(t, "both adds", func() bool { return rec.Count() == 2 })
 	if _, ok, _ := inf.GetIndexer().GetByKey("ns/bad"); !ok {
 		t.Fatal("object with a failing index function is not cached")
 	}
@@ -232,9 +237,9 @@ func TestPanickingHandlerIsRecovered(t *testing.T) {
 		UpdateFunc: func(old, obj any) { rec.OnUpdate(old, obj) },
 	})
 	inf.AddEventHandler(other)
-	run(t, inf)
+	testkit.RunSynced(t, inf)
 	c.Update(configMap("ns", "a", "2"))
-	eventually(t, "the update after the panic", func() bool { return rec.count() == 1 && other.count() == 2 })
+	testkit.Eventually(t, "the update after the panic", func() bool { return rec.Count() == 1 && other.Count() == 2 })
 	if obs.pans.Load() != 1 {
 		t.Errorf("panics counted = %d, want 1", obs.pans.Load())
 	}

@@ -524,3 +524,16 @@ func (r *Recorder) Dump() string {
 	}
 	return b.String()
 }
+
+// Labels returns the label of every key the handler holds.
+func (r *Recorder) Labels() map[string]string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[string]string{}
+	for k, ks := range r.mu.keys {
+		if ks.present {
+			out[k] = ks.label
+		}
+	}
+	return out
+}
