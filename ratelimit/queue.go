@@ -80,55 +80,47 @@ type Queue[K comparable] struct {
 
 	shards [numShards]shard[K]
 
-	// shutDown is set once, holding every shard lock and fifo's lock, so
-	// that it reads the same within any of those critical sections; it is
-	// also read without a lock.
+	// shutDown is set once, holding every shard lock, so that it reads
+	// the same within any shard's critical section; it is also read
+	// without a lock.
 	shutDown atomic.Bool
-	// inFlight counts keys handed out by Get and not yet Done. Incremented
-	// under fifo's lock, decremented by Done without it.
+	// inFlight counts keys handed out by Get and not yet Done.
 	inFlight atomic.Int64
 	// draining is set (and never cleared) when ShutDownWithDrain starts:
-	// from then on a Done that empties inFlight wakes fifo.drained.
+	// from then on a Done that empties inFlight wakes drain.cond.
 	draining atomic.Bool
 
-	// fifo orders the ready keys. Its lock is taken after a shard's lock,
-	// never before, and is held only for O(1) ring operations.
-	fifo struct {
+	// ready orders the ready keys; its tickets are the entries' tickets,
+	// and a key whose ticket is below ready.popped() is in flight.
+	ready readyQueue[slot[K]]
+	// dedups counts the Adds that found their key ready or in flight.
+	// Such an Add increments it before it reads ready.popped(), and Get
+	// reads it after it pops, so either the Add sees the key popped (and
+	// marks it dirty) or Get's load observes the Add's increment: the Add
+	// is then synchronized before Get returns, as an Add is before the Get
+	// of the key it found ready.
+	dedups atomic.Uint64
+
+	// wait is where Gets wait for a ready key (see Get and wake).
+	wait struct {
+		// idle counts the Gets that announced they will sleep and have not
+		// been claimed by a wake; each claimed one receives a token from
+		// tokens. A Get that announced and then sees a key ready takes
+		// itself back (idle-1) or, if a wake claimed it first, its token.
+		idle atomic.Int64
+		// spinning is true while one Get spins for a key before it sleeps.
+		spinning atomic.Bool
+		// tokens wakes claimed Gets, one token each. Its buffer lets a wake
+		// send without waiting for the claimed Get to reach its receive.
+		tokens chan struct{}
+	}
+
+	// drain is where ShutDownWithDrain waits for inFlight to reach zero.
+	drain struct {
 		sync.Mutex
-		ready ring[slot[K]]
-		// pushed counts the pushes to ready: the next push's ticket.
-		pushed uint64
-		// popped counts the pops from ready, written under the lock and
-		// read by Add and Done under a shard lock: an entry whose ticket
-		// is below it is in flight.
-		popped atomic.Uint64
-		// dedups counts the Adds that found their key ready or in flight.
-		// Such an Add increments it before it reads popped, and Get
-		// reads it after it writes popped, so either the Add sees the key
-		// popped (and marks it dirty) or Get's load observes the Add's
-		// increment: the Add is then synchronized before Get returns, as
-		// an Add is before the Get of the key it found ready.
-		dedups atomic.Uint64
-		// n mirrors ready.len(), written under the lock, so that a
-		// spinning Get can watch it without taking the lock.
-		n atomic.Int64
-		// nonEmpty wakes Gets sleeping for a ready key or for ShutDown.
-		nonEmpty sync.Cond
-		// sleepers counts Gets in nonEmpty.Wait; waking counts those of
-		// them signalled but not yet holding the lock again; spinning is
-		// true while one Get spins for a key outside the lock. A push
-		// signals only if the ready keys outnumber the Gets already on
-		// their way (waking, plus the spinner), so a key is never left
-		// without a Get to take it while one sleeps, and no two Gets are
-		// woken for one key.
-		sleepers, waking int
-		spinning         bool
-		// drained wakes ShutDownWithDrain when inFlight reaches zero or
-		// ShutDown cancels the drain.
-		drained sync.Cond
-		// drain is true while ShutDownWithDrain waits; ShutDown clears it.
-		drain bool
-		_     [64]byte // keeps the shards' lines apart from this hot lock
+		cond sync.Cond
+		// waiting is true while ShutDownWithDrain waits; ShutDown clears it.
+		waiting bool
 	}
 
 	// delay holds the keys of AddAfter and AddRateLimited until they are
@@ -175,11 +167,16 @@ func New[K comparable](cfg Config[K]) (*Queue[K], error) {
 	for i := range q.shards {
 		q.shards[i].keys = make(map[K]entry)
 	}
-	q.fifo.nonEmpty.L = &q.fifo.Mutex
-	q.fifo.drained.L = &q.fifo.Mutex
+	q.ready.init()
+	q.wait.tokens = make(chan struct{}, maxTokens)
+	q.drain.cond.L = &q.drain.Mutex
 	q.delay.poke = make(chan struct{}, 1)
 	return q, nil
 }
+
+// maxTokens is the buffer of Queue.wait.tokens: a wake blocks on its send
+// only while more than maxTokens claimed Gets have not yet received theirs.
+const maxTokens = 1024
 
 // shardOf returns k's shard and its index.
 func (q *Queue[K]) shardOf(k K) (*shard[K], uint32) {
@@ -196,28 +193,31 @@ func (q *Queue[K]) now() time.Duration { return q.clock.Since(q.epoch) }
 func (q *Queue[K]) Add(k K) {
 	s, i := q.shardOf(k)
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if q.shutDown.Load() {
+		s.mu.Unlock()
 		return
 	}
 	e, ok := s.keys[k]
 	if !ok {
 		added := q.added()
-		s.keys[k] = entry{ticket: q.push(k, i, added)}
+		s.keys[k] = entry{ticket: q.ready.push(slot[K]{k, i, added})}
+		s.mu.Unlock()
+		q.wake()
 		return
 	}
-	q.fifo.dedups.Add(1) // before reading popped: see fifo.dedups
-	if q.queued(e) || e.dirty {
-		return // ready, or in flight and queued again at its Done
+	q.dedups.Add(1) // before reading popped: see Queue.dedups
+	if !q.queued(e) && !e.dirty {
+		// In flight: queued again at its Done.
+		e.dirty = true
+		e.added = q.added()
+		s.keys[k] = e
 	}
-	e.dirty = true
-	e.added = q.added()
-	s.keys[k] = e
+	s.mu.Unlock()
 }
 
-// queued reports whether e's key is ready: still in the ready FIFO.
+// queued reports whether e's key is ready: still in the ready queue.
 // REQUIRES: the key's shard lock held.
-func (q *Queue[K]) queued(e entry) bool { return e.ticket >= q.fifo.popped.Load() }
+func (q *Queue[K]) queued(e entry) bool { return e.ticket >= q.ready.popped() }
 
 // added counts an add in the metrics and returns the time of it; zero when
 // metrics are off.
@@ -230,30 +230,38 @@ func (q *Queue[K]) added() time.Duration {
 	return q.now()
 }
 
-// push appends k, just made ready at added, to the ready FIFO, wakes one
-// waiting Get, and returns k's ticket.
-// REQUIRES: k's shard lock held (so that lock order is shard, then fifo).
-func (q *Queue[K]) push(k K, shard uint32, added time.Duration) uint64 {
-	f := &q.fifo
-	f.Lock()
-	f.ready.push(slot[K]{k, shard, added})
-	ticket := f.pushed
-	f.pushed++
-	n := f.ready.len()
-	f.n.Store(int64(n))
-	onTheirWay := f.waking
-	if f.spinning {
-		onTheirWay++
+// wake is called after a push: it wakes one sleeping Get unless the Gets
+// already on their way (the spinning one) outnumber the ready keys, so no
+// key waits while a Get sleeps and no two Gets are woken for one key.
+//
+// Why no wake-up is lost (all atomics are sequentially consistent): a Get
+// announces itself idle and then looks at the ready queue; a push takes its
+// ticket and then wake reads idle, so one of the two sees the other. A
+// spinner clears spinning and then pops; wake reads the queue length and
+// then spinning, so if it sees a spinner, that spinner's pop comes after
+// the push and the length wake read counts the key the spinner will take.
+func (q *Queue[K]) wake() {
+	w := &q.wait
+	if w.idle.Load() == 0 {
+		return
 	}
-	wake := f.sleepers > f.waking && n > onTheirWay
-	if wake {
-		f.waking++
+	n := q.ready.len()
+	if w.spinning.Load() {
+		n--
 	}
-	f.Unlock()
-	if wake {
-		f.nonEmpty.Signal()
+	if n <= 0 {
+		return
 	}
-	return ticket
+	for {
+		idle := w.idle.Load()
+		if idle == 0 {
+			return // every sleeper was claimed by another wake meanwhile
+		}
+		if w.idle.CompareAndSwap(idle, idle-1) {
+			w.tokens <- struct{}{}
+			return
+		}
+	}
 }
 
 // Get blocks until a key is ready and returns it, with shutdown false; the
@@ -266,40 +274,50 @@ func (q *Queue[K]) push(k K, shard uint32, added time.Duration) uint64 {
 // flight (one that was added again while in flight becomes ready at its
 // Done, and a later Get returns it). A worker returns when shutdown is true.
 func (q *Queue[K]) Get() (k K, shutdown bool) {
-	f := &q.fifo
-	f.Lock()
 	spun := false
-	for f.ready.len() == 0 && !q.shutDown.Load() {
-		if !spun && !f.spinning { // spin once, then sleep
-			spun = true
-			f.spinning = true
-			f.Unlock()
+	for {
+		down := q.shutDown.Load() // before the pop: down and empty together mean shut down
+		sl, _, ok := q.ready.tryPop()
+		if ok {
+			q.dedups.Load() // after the pop: see Queue.dedups
+			q.inFlight.Add(1)
+			if q.m != nil {
+				q.started(sl)
+			}
+			return sl.key, false
+		}
+		if down {
+			return k, true
+		}
+		if !spun && q.wait.spinning.CompareAndSwap(false, true) {
+			spun = true // spin once, then sleep
 			q.spin()
-			f.Lock()
-			f.spinning = false
+			q.wait.spinning.Store(false) // before the pop: see wake
 			continue
 		}
-		f.sleepers++
-		f.nonEmpty.Wait()
-		f.sleepers--
-		if f.waking > 0 { // zero after a Broadcast woke everyone
-			f.waking--
+		q.sleep()
+	}
+}
+
+// sleep waits until a wake or ShutDown claims this Get, unless a key is
+// ready or the queue shut down after it announced itself idle.
+func (q *Queue[K]) sleep() {
+	w := &q.wait
+	w.idle.Add(1) // before looking at the queue: see wake
+	if q.ready.len() == 0 && !q.shutDown.Load() {
+		<-w.tokens
+		return
+	}
+	for { // take the announcement back, or the token of a wake that claimed it
+		idle := w.idle.Load()
+		if idle == 0 {
+			<-w.tokens
+			return
+		}
+		if w.idle.CompareAndSwap(idle, idle-1) {
+			return
 		}
 	}
-	if f.ready.len() == 0 {
-		f.Unlock()
-		return k, true
-	}
-	sl := f.ready.pop()
-	f.n.Store(int64(f.ready.len()))
-	f.popped.Add(1) // sl.key is in flight now
-	f.dedups.Load() // after writing popped: see fifo.dedups
-	q.inFlight.Add(1)
-	f.Unlock()
-	if q.m != nil {
-		q.started(sl)
-	}
-	return sl.key, false
 }
 
 // started records in the metrics that Get handed out sl's key.
@@ -323,14 +341,14 @@ func (q *Queue[K]) started(sl slot[K]) {
 // microseconds of one core's time.
 const spinIterations = 64
 
-// spin waits, outside the fifo lock, until a key is ready, the queue shuts
-// down or spinIterations have passed. One Get at a time spins: when keys
-// arrive as fast as workers take them, it takes the next key without the
-// cost of being put to sleep and woken (a goroutine switch on each side).
+// spin waits until a key is ready, the queue shuts down or spinIterations
+// have passed. One Get at a time spins: when keys arrive as fast as workers
+// take them, it takes the next key without the cost of being put to sleep
+// and woken (a goroutine switch on each side).
 func (q *Queue[K]) spin() {
 	for range spinIterations {
 		for range spinChecks {
-			if q.fifo.n.Load() > 0 || q.shutDown.Load() {
+			if q.ready.len() > 0 || q.shutDown.Load() {
 				return
 			}
 		}
@@ -338,15 +356,16 @@ func (q *Queue[K]) spin() {
 	}
 }
 
-// spinChecks is how often a spinning Get looks at the FIFO between two
+// spinChecks is how often a spinning Get looks at the queue between two
 // yields: a yield goes through the scheduler's global run queue, which
 // costs more than a few hundred loads of a cached word.
 const spinChecks = 64
 
 // Done tells the queue that the worker finished with k, which Get returned.
 // If k was added while it was in flight, it goes to the back of the ready
-// FIFO, even after ShutDown. Calling Done for a key that is not in flight is
-// a bug: it panics in race and invariants builds and is ignored otherwise.
+// queue, even after ShutDown. Calling Done for a key that is not in flight
+// is a bug: it panics in race and invariants builds and is ignored
+// otherwise.
 func (q *Queue[K]) Done(k K) {
 	s, i := q.shardOf(k)
 	s.mu.Lock()
@@ -362,25 +381,24 @@ func (q *Queue[K]) Done(k K) {
 		q.m.work.Observe((q.now() - e.start).Seconds())
 	}
 	if e.dirty {
-		s.keys[k] = entry{ticket: q.push(k, i, e.added)}
+		s.keys[k] = entry{ticket: q.ready.push(slot[K]{k, i, e.added})}
 	} else {
 		delete(s.keys, k)
 	}
 	s.mu.Unlock()
+	if e.dirty {
+		q.wake()
+	}
 	if q.inFlight.Add(-1) == 0 && q.draining.Load() {
-		q.fifo.Lock()
-		q.fifo.drained.Broadcast()
-		q.fifo.Unlock()
+		q.drain.Lock()
+		q.drain.cond.Broadcast()
+		q.drain.Unlock()
 	}
 }
 
 // Len returns the number of ready keys: neither in flight nor delayed. Like
 // client-go's, it is for information only.
-func (q *Queue[K]) Len() int {
-	q.fifo.Lock()
-	defer q.fifo.Unlock()
-	return q.fifo.ready.len()
-}
+func (q *Queue[K]) Len() int { return q.ready.len() }
 
 // AddAfter adds k once d has passed on the queue's clock; d <= 0 is Add. A
 // key waits at most once: if k is already delayed, the earlier due time
@@ -425,7 +443,6 @@ func (q *Queue[K]) NumRequeues(k K) int { return q.limiter.NumRequeues(k) }
 // the queue's goroutines to exit; it may be called more than once.
 func (q *Queue[K]) ShutDown() {
 	q.setShutDown(false)
-	q.fifo.Unlock()
 	q.stopBackground()
 	q.wg.Wait()
 }
@@ -436,37 +453,41 @@ func (q *Queue[K]) ShutDown() {
 // and Done, or it waits forever; a concurrent ShutDown ends the wait.
 func (q *Queue[K]) ShutDownWithDrain() {
 	q.setShutDown(true)
-	q.fifo.Unlock()
 	q.stopBackground()
-	q.fifo.Lock()
-	for q.fifo.drain && q.inFlight.Load() != 0 {
-		q.fifo.drained.Wait()
+	q.drain.Lock()
+	for q.drain.waiting && q.inFlight.Load() != 0 {
+		q.drain.cond.Wait()
 	}
-	q.fifo.Unlock()
+	q.drain.Unlock()
 	q.wg.Wait()
 }
 
 // ShuttingDown reports whether ShutDown or ShutDownWithDrain was called.
 func (q *Queue[K]) ShuttingDown() bool { return q.shutDown.Load() }
 
-// setShutDown sets the shutdown flag holding every shard lock and the fifo
-// lock, records whether a drain is waiting, and wakes every waiter. It
-// returns with the fifo lock held.
+// setShutDown sets the shutdown flag holding every shard lock, records
+// whether a drain is waiting, and wakes every sleeping Get and drain.
 func (q *Queue[K]) setShutDown(drain bool) {
 	for i := range q.shards {
 		q.shards[i].mu.Lock()
 	}
-	q.fifo.Lock()
 	q.shutDown.Store(true)
-	q.fifo.drain = drain
-	if drain {
-		q.draining.Store(true)
-	}
 	for i := range q.shards {
 		q.shards[i].mu.Unlock()
 	}
-	q.fifo.nonEmpty.Broadcast()
-	q.fifo.drained.Broadcast()
+	// Every Get that announced itself idle before the Swap gets a token;
+	// one that announces later sees shutDown and takes its announcement
+	// back (see sleep).
+	for n := q.wait.idle.Swap(0); n > 0; n-- {
+		q.wait.tokens <- struct{}{}
+	}
+	q.drain.Lock()
+	q.drain.waiting = drain
+	if drain {
+		q.draining.Store(true)
+	}
+	q.drain.cond.Broadcast()
+	q.drain.Unlock()
 }
 
 // stopBackground drops the delayed keys and tells the delay and
