@@ -106,8 +106,8 @@ func (q *Queue[K]) check() error {
 	if err := q.ready.check(); err != nil {
 		bad("ready queue: %v", err)
 	}
-	if idle := q.wait.idle.Load(); idle != 0 || q.wait.spinning.Load() || len(q.wait.tokens) != 0 {
-		bad("idle queue with %d idle Gets, spinning %v, %d tokens", idle, q.wait.spinning.Load(), len(q.wait.tokens))
+	if idle, waking := q.wait.idle.Load(), q.wait.waking.Load(); idle != 0 || waking != 0 || q.wait.spinning.Load() || len(q.wait.tokens) != 0 {
+		bad("idle queue with %d idle and %d waking Gets, spinning %v, %d tokens", idle, waking, q.wait.spinning.Load(), len(q.wait.tokens))
 	}
 
 	ready, processing := 0, 0

@@ -108,6 +108,9 @@ type Queue[K comparable] struct {
 		// tokens. A Get that announced and then sees a key ready takes
 		// itself back (idle-1) or, if a wake claimed it first, its token.
 		idle atomic.Int64
+		// waking counts the Gets claimed by a wake (or ShutDown) that have
+		// not yet received their token and looked at the queue again.
+		waking atomic.Int64
 		// spinning is true while one Get spins for a key before it sleeps.
 		spinning atomic.Bool
 		// tokens wakes claimed Gets, one token each. Its buffer lets a wake
@@ -231,21 +234,26 @@ func (q *Queue[K]) added() time.Duration {
 }
 
 // wake is called after a push: it wakes one sleeping Get unless the Gets
-// already on their way (the spinning one) outnumber the ready keys, so no
-// key waits while a Get sleeps and no two Gets are woken for one key.
+// already on their way (woken but not yet looking, or spinning) are as many
+// as the ready keys, so no two Gets are woken for one key.
 //
-// Why no wake-up is lost (all atomics are sequentially consistent): a Get
-// announces itself idle and then looks at the ready queue; a push takes its
-// ticket and then wake reads idle, so one of the two sees the other. A
-// spinner clears spinning and then pops; wake reads the queue length and
-// then spinning, so if it sees a spinner, that spinner's pop comes after
-// the push and the length wake read counts the key the spinner will take.
+// Why no key waits while a Get sleeps (all atomics are sequentially
+// consistent): a Get announces itself idle and then looks at the ready
+// queue; a push marks its cell full and then wake reads idle, so one of the
+// two sees the other. A spinner clears spinning, and a woken Get decrements
+// waking, before it pops; wake reads the queue length before spinning and
+// waking, so a Get it counts as on its way pops after the push and the
+// length counts the key it will take. Pushes complete out of ticket order,
+// so an on-their-way Get may find an older key than the one it was counted
+// for, or none yet; every Get that pops a key therefore calls wake again if
+// another key is ready (chaining), and a Get that finds none looks again
+// after announcing itself idle.
 func (q *Queue[K]) wake() {
 	w := &q.wait
 	if w.idle.Load() == 0 {
 		return
 	}
-	n := q.ready.len()
+	n := int64(q.ready.len()) - w.waking.Load()
 	if w.spinning.Load() {
 		n--
 	}
@@ -258,6 +266,7 @@ func (q *Queue[K]) wake() {
 			return // every sleeper was claimed by another wake meanwhile
 		}
 		if w.idle.CompareAndSwap(idle, idle-1) {
+			w.waking.Add(1)
 			w.tokens <- struct{}{}
 			return
 		}
@@ -281,6 +290,9 @@ func (q *Queue[K]) Get() (k K, shutdown bool) {
 		if ok {
 			q.dedups.Load() // after the pop: see Queue.dedups
 			q.inFlight.Add(1)
+			if q.wait.idle.Load() > 0 && q.ready.ready() {
+				q.wake() // chaining: see wake
+			}
 			if q.m != nil {
 				q.started(sl)
 			}
@@ -304,14 +316,16 @@ func (q *Queue[K]) Get() (k K, shutdown bool) {
 func (q *Queue[K]) sleep() {
 	w := &q.wait
 	w.idle.Add(1) // before looking at the queue: see wake
-	if q.ready.len() == 0 && !q.shutDown.Load() {
+	if !q.ready.ready() && !q.shutDown.Load() {
 		<-w.tokens
+		w.waking.Add(-1) // before the pop: see wake
 		return
 	}
 	for { // take the announcement back, or the token of a wake that claimed it
 		idle := w.idle.Load()
 		if idle == 0 {
 			<-w.tokens
+			w.waking.Add(-1)
 			return
 		}
 		if w.idle.CompareAndSwap(idle, idle-1) {
@@ -348,7 +362,7 @@ const spinIterations = 64
 func (q *Queue[K]) spin() {
 	for range spinIterations {
 		for range spinChecks {
-			if q.ready.len() > 0 || q.shutDown.Load() {
+			if q.ready.ready() || q.shutDown.Load() {
 				return
 			}
 		}
@@ -478,7 +492,9 @@ func (q *Queue[K]) setShutDown(drain bool) {
 	// Every Get that announced itself idle before the Swap gets a token;
 	// one that announces later sees shutDown and takes its announcement
 	// back (see sleep).
-	for n := q.wait.idle.Swap(0); n > 0; n-- {
+	n := q.wait.idle.Swap(0)
+	q.wait.waking.Add(n)
+	for ; n > 0; n-- {
 		q.wait.tokens <- struct{}{}
 	}
 	q.drain.Lock()

@@ -1,7 +1,6 @@
 package ratelimit
 
 import (
-	"runtime"
 	"sync/atomic"
 )
 
@@ -14,20 +13,22 @@ import (
 // have passed it.
 //
 // Memory order: push(x) writes x into its cell and then sets the cell's
-// full flag; the pop that takes the ticket waits for the flag, so a push
-// synchronizes before the pop that returns its element. A pop only takes a
-// ticket below tail, so it never waits for a push that has not started; it
-// may briefly wait (yielding the processor) for a push that has its ticket
-// but has not yet written the cell.
+// full flag; a pop takes ticket h only after it has seen cell h full, so a
+// push synchronizes before the pop that returns its element, and a pop
+// never waits for a push. A cell is written only by its push; a pop only
+// reads it (it is not cleared: a segment keeps up to segSize popped
+// elements reachable until it is garbage), so pushes and pops do not
+// write each other's cache lines except for the head and tail counters.
 //
-// Neither operation blocks on a lock or allocates, except that one push or
-// pop in segSize allocates the next segment. The zero value is not usable;
-// call init.
+// Neither operation blocks on a lock or allocates, except that one push in
+// segSize allocates the next segment (a pop may allocate it first). The
+// zero value is not usable; call init.
 type readyQueue[T any] struct {
 	// tail is the next push's ticket; written by pushes.
 	tail atomic.Uint64
 	_    [56]byte // keeps pushes' and pops' counters on separate cache lines
-	// head is the next pop's ticket; head <= tail at all times.
+	// head is the next pop's ticket; head <= tail at all times, and every
+	// cell below head is full.
 	head atomic.Uint64
 	_    [56]byte
 	// tailSeg and headSeg point at or before the segment of the last
@@ -44,8 +45,8 @@ type segment[T any] struct {
 }
 
 // cell holds one element. v is written once, by the push holding its
-// ticket, before full is set; it is read and cleared by the pop holding the
-// ticket after it sees full.
+// ticket, before full is set; it is read by the pop that moves head past
+// the ticket after it sees full.
 type cell[T any] struct {
 	full atomic.Bool
 	v    T
@@ -80,28 +81,32 @@ func (r *readyQueue[T]) push(v T) uint64 {
 }
 
 // tryPop removes the oldest element and returns it with its ticket; ok is
-// false if the queue is empty.
+// false if the queue is empty or the oldest element's push has its ticket
+// but has not yet written it (the push is then not complete, and its
+// element not yet in the queue).
 func (r *readyQueue[T]) tryPop() (v T, ticket uint64, ok bool) {
-	s := r.headSeg.Load() // before taking the ticket: s.id <= its segment
+	s := r.headSeg.Load() // before reading head: s.id <= head's segment
 	for {
 		h := r.head.Load()
-		if h >= r.tail.Load() {
+		s = r.find(&r.headSeg, s, h)
+		c := &s.cells[h%segSize]
+		if !c.full.Load() {
 			return v, 0, false
 		}
+		// The cell stays full (cells are never reused), so whoever moves
+		// head past h owns it.
 		if r.head.CompareAndSwap(h, h+1) {
-			ticket = h
-			break
+			return c.v, h, true
 		}
 	}
-	s = r.find(&r.headSeg, s, ticket)
-	c := &s.cells[ticket%segSize]
-	for !c.full.Load() { // its push has the ticket, not yet the cell
-		runtime.Gosched()
-	}
-	v = c.v
-	var zero T
-	c.v = zero // let the GC reclaim what the element points to
-	return v, ticket, true
+}
+
+// ready reports whether tryPop would find an element now: the oldest
+// ticket's push is complete.
+func (r *readyQueue[T]) ready() bool {
+	s := r.headSeg.Load()
+	h := r.head.Load()
+	return r.find(&r.headSeg, s, h).cells[h%segSize].full.Load()
 }
 
 // find returns the segment of ticket t, walking forward from s (whose id is

@@ -33,8 +33,8 @@ func (r *readyQueue[T]) check() error {
 	if h > t {
 		errs = append(errs, fmt.Errorf("head %d > tail %d", h, t))
 	}
-	if h > 0 && hs.id != (h-1)/segSize {
-		errs = append(errs, fmt.Errorf("head segment %d, last pop's %d", hs.id, (h-1)/segSize))
+	if hs.id > h/segSize || h > 0 && hs.id < (h-1)/segSize {
+		errs = append(errs, fmt.Errorf("head segment %d, want the last pop's or the next's (head %d)", hs.id, h))
 	}
 	if t > 0 && ts.id != (t-1)/segSize {
 		errs = append(errs, fmt.Errorf("tail segment %d, last push's %d", ts.id, (t-1)/segSize))
