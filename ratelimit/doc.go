@@ -113,71 +113,42 @@
 // ShutDown and ShutDownWithDrain stop both and wait for them, so an idle
 // queue costs no CPU and a shut-down queue leaves no goroutine behind.
 //
-// # Locking and memory order
+// # Locking
 //
 // Key state is split into 32 shards by a hash of the key, each with its own
-// mutex and one map holding its ready and in-flight keys. The ready keys
-// are in a lock-free FIFO (readyq.go): a push takes the next ticket (an
-// atomic add on its tail) and fills that ticket's cell; a pop takes the
-// oldest ticket once its cell is filled (a compare-and-swap on its head);
-// the cells live in linked segments, one cell per ticket, never reused. No operation on the ready queue waits for a lock, so
-// a goroutine is never parked because another holds it. Lock order:
+// mutex and one map holding its ready and in-flight keys. The ready FIFO has
+// one more mutex, held only for O(1) ring operations, and numbers its pushes
+// (tickets) and pops. Operations on different keys therefore wait for each
+// other only on the FIFO lock. Lock order:
 //
-//	shard (one at a time; ShutDown takes all, in index order)
-//	delay, upd, drain: each alone
+//	shard (one at a time; ShutDown takes all, in index order) → fifo
+//	delay, upd: each alone
 //
-// Who owns what: a key's map entry is written only under its shard lock,
-// by Add, Done and (metrics on) the Get that hands it out; a cell is
-// written once by the push holding its ticket and then read and cleared
-// once by the pop holding it; the tail and head counters are shared by all
-// pushes and all pops. Add and Done push under their key's shard lock and
-// record the ticket in the key's entry. Get pops without any lock: popping
-// puts a key in flight, because a key whose ticket is below the head is no
-// longer ready. (With metrics on, Get then takes the key's shard lock to
-// record its start time.)
+// Add and Done hold their key's shard lock and take the FIFO lock to queue
+// the key, recording its ticket in the key's entry. Get takes only the FIFO
+// lock: popping a key puts it in flight, because a key whose ticket is below
+// the FIFO's pop count is no longer in the FIFO. (With metrics on, Get then
+// takes the key's shard lock to record its start time.) An Add that finds
+// its key ready is deduplicated; it increments a counter before it reads
+// the pop count, and Get reads that counter after it writes the pop count,
+// so either the Add sees the key popped and queues it again at its Done,
+// or the Add is synchronized before the Get returns and the worker sees
+// what the event handler wrote before its Add. The delay goroutine adds due
+// keys after releasing the delay lock. The shutdown flag is set under every
+// shard lock and the FIFO lock, so each Add is wholly before or wholly after
+// ShutDown. MetricsProvider metrics are called from the goroutine running
+// the operation, sometimes under a shard lock: they must be safe for
+// concurrent use and must not block or call the queue.
 //
-// The memory-order contract, in Go memory-model terms (every atomic is
-// sequentially consistent):
-//
-//   - A push of a key synchronizes before the pop that returns it: the push
-//     writes the cell, then sets its full flag; a pop takes a cell only
-//     after it has seen the flag.
-//     So whatever an event handler wrote before an Add that queued the key
-//     happens before the Get that returns it.
-//   - An Add that finds its key ready is deduplicated; it increments a
-//     counter before it reads the head, and Get reads that counter after its
-//     pop, so either the Add sees the key popped (and queues it again at its
-//     Done) or the Add is synchronized before the Get returns and the worker
-//     sees what the handler wrote before its Add.
-//   - No wake-up is lost: a Get about to sleep announces itself idle, then
-//     looks at the queue; a push fills its cell, then looks for idle Gets.
-//     Of two such sequences at least one sees the other's write. (The
-//     full argument, with spinning and woken Gets, is at Queue.wake.)
-//
-// The delay goroutine adds due keys after releasing the delay lock. The
-// shutdown flag is set under every shard lock, so each Add is wholly before
-// or wholly after ShutDown; Get reads it before it tries to pop, so it
-// reports shutdown only when the queue was shut down and empty at once.
-// MetricsProvider metrics are called from the goroutine running the
-// operation, sometimes under a shard lock: they must be safe for concurrent
-// use and must not block or call the queue.
-//
-// Waiting: a Get that finds no key ready first spins briefly (one Get at a
-// time, checking the queue and yielding the processor between checks),
-// then announces itself idle and sleeps on a channel receive. After a push,
-// the pushing goroutine (after releasing its shard lock) claims one idle
-// Get, if any, by decrementing the idle count, and sends it a token, unless
-// the Gets already on their way (spinning, or woken and not yet looking)
-// are enough for the ready keys; a Get that takes a key while another is
-// ready and a Get sleeps wakes one more. So each key wakes at most one Get,
-// no key waits while a Get sleeps, and a wake is a direct hand-off to one
-// goroutine. ShutDown claims every idle Get. When keys
+// Waiting: a Get that finds the FIFO empty first spins briefly outside the
+// lock (one Get at a time, yielding the processor between checks), then
+// sleeps on a sync.Cond. A push wakes a sleeper only if the ready keys
+// outnumber the Gets already on their way to take one, so no key waits
+// while a Get sleeps, and no two Gets are woken for one key. When keys
 // arrive about as fast as workers take them, the spinning Get takes each
 // without a sleep and wake-up; the spin is bounded (spinIterations yields),
 // so an idle queue does not use CPU.
 //
-// Memory is bounded by the number of distinct keys plus one segment per
-// 512 pushes not yet popped; a segment (16 KiB for string keys) is
-// allocated every 512 pushes and is garbage once every key in it has been
-// popped, so the queue allocates about 32 bytes per key that becomes ready.
+// Memory is bounded by the number of distinct keys: the ready ring grows to
+// the largest number of keys ready at once and does not shrink.
 package ratelimit

@@ -94,21 +94,27 @@ func (q *Queue[K]) check() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 
+	q.fifo.Lock()
 	inRing := map[K]int{}
-	for _, sl := range q.ready.items() {
+	for i := 0; i < q.fifo.ready.len(); i++ {
+		sl := q.fifo.ready.at(i)
 		if inRing[sl.key]++; inRing[sl.key] > 1 {
-			bad("key %v twice in the ready queue", sl.key)
+			bad("key %v twice in the ready FIFO", sl.key)
 		}
 		if _, want := q.shardOf(sl.key); sl.shard != want {
-			bad("key %v in the ready queue with shard %d, want %d", sl.key, sl.shard, want)
+			bad("key %v in the FIFO with shard %d, want %d", sl.key, sl.shard, want)
 		}
 	}
-	if err := q.ready.check(); err != nil {
-		bad("ready queue: %v", err)
+	if p, r := q.fifo.popped.Load(), q.fifo.pushed; r-p != uint64(q.fifo.ready.len()) {
+		bad("pushed %d - popped %d != %d keys in the FIFO", r, p, q.fifo.ready.len())
 	}
-	if idle, waking := q.wait.idle.Load(), q.wait.waking.Load(); idle != 0 || waking != 0 || q.wait.spinning.Load() || len(q.wait.tokens) != 0 {
-		bad("idle queue with %d idle and %d waking Gets, spinning %v, %d tokens", idle, waking, q.wait.spinning.Load(), len(q.wait.tokens))
+	if n := q.fifo.n.Load(); n != int64(q.fifo.ready.len()) {
+		bad("fifo.n %d, ready %d", n, q.fifo.ready.len())
 	}
+	if q.fifo.sleepers != 0 || q.fifo.waking != 0 || q.fifo.spinning {
+		bad("idle queue with sleepers %d, waking %d, spinning %v", q.fifo.sleepers, q.fifo.waking, q.fifo.spinning)
+	}
+	q.fifo.Unlock()
 
 	ready, processing := 0, 0
 	for i := range q.shards {

@@ -7,8 +7,3 @@ package ratelimit
 // so that tests fail loudly; production builds ignore such calls, as
 // client-go's workqueue does.
 const invariants = true
-
-// segSize is the number of cells per ready-queue segment. Race and
-// invariants builds use tiny segments so that every test crosses many
-// segment boundaries; see invariants_off.go for the production size.
-const segSize = 4

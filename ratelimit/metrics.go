@@ -110,7 +110,7 @@ func (q *Queue[K]) unfinished() (total, longest time.Duration, n int) {
 	for i := range q.shards {
 		s := &q.shards[i]
 		s.mu.Lock()
-		popped := q.ready.popped()
+		popped := q.fifo.popped.Load()
 		for _, e := range s.keys {
 			if e.ticket >= popped || !e.started {
 				continue // ready, or Get has not recorded its start yet

@@ -228,10 +228,12 @@ func compareModel(q *Queue[string], m *model, fail func(string, ...any)) {
 	if err := q.check(); err != nil {
 		fail("invariants: %v", err)
 	}
+	q.fifo.Lock()
 	var ready []string
-	for _, sl := range q.ready.items() {
-		ready = append(ready, sl.key)
+	for i := 0; i < q.fifo.ready.len(); i++ {
+		ready = append(ready, q.fifo.ready.at(i).key)
 	}
+	q.fifo.Unlock()
 	states := map[string]state{}
 	for i := range q.shards {
 		s := &q.shards[i]

@@ -80,50 +80,55 @@ type Queue[K comparable] struct {
 
 	shards [numShards]shard[K]
 
-	// shutDown is set once, holding every shard lock, so that it reads
-	// the same within any shard's critical section; it is also read
-	// without a lock.
+	// shutDown is set once, holding every shard lock and fifo's lock, so
+	// that it reads the same within any of those critical sections; it is
+	// also read without a lock.
 	shutDown atomic.Bool
-	// inFlight counts keys handed out by Get and not yet Done.
+	// inFlight counts keys handed out by Get and not yet Done. Incremented
+	// under fifo's lock, decremented by Done without it.
 	inFlight atomic.Int64
 	// draining is set (and never cleared) when ShutDownWithDrain starts:
-	// from then on a Done that empties inFlight wakes drain.cond.
+	// from then on a Done that empties inFlight wakes fifo.drained.
 	draining atomic.Bool
 
-	// ready orders the ready keys; its tickets are the entries' tickets,
-	// and a key whose ticket is below ready.popped() is in flight.
-	ready readyQueue[slot[K]]
-	// dedups counts the Adds that found their key ready or in flight.
-	// Such an Add increments it before it reads ready.popped(), and Get
-	// reads it after it pops, so either the Add sees the key popped (and
-	// marks it dirty) or Get's load observes the Add's increment: the Add
-	// is then synchronized before Get returns, as an Add is before the Get
-	// of the key it found ready.
-	dedups atomic.Uint64
-
-	// wait is where Gets wait for a ready key (see Get and wake).
-	wait struct {
-		// idle counts the Gets that announced they will sleep and have not
-		// been claimed by a wake; each claimed one receives a token from
-		// tokens. A Get that announced and then sees a key ready takes
-		// itself back (idle-1) or, if a wake claimed it first, its token.
-		idle atomic.Int64
-		// waking counts the Gets claimed by a wake (or ShutDown) that have
-		// not yet received their token and looked at the queue again.
-		waking atomic.Int64
-		// spinning is true while one Get spins for a key before it sleeps.
-		spinning atomic.Bool
-		// tokens wakes claimed Gets, one token each. Its buffer lets a wake
-		// send without waiting for the claimed Get to reach its receive.
-		tokens chan struct{}
-	}
-
-	// drain is where ShutDownWithDrain waits for inFlight to reach zero.
-	drain struct {
+	// fifo orders the ready keys. Its lock is taken after a shard's lock,
+	// never before, and is held only for O(1) ring operations.
+	fifo struct {
 		sync.Mutex
-		cond sync.Cond
-		// waiting is true while ShutDownWithDrain waits; ShutDown clears it.
-		waiting bool
+		ready ring[slot[K]]
+		// pushed counts the pushes to ready: the next push's ticket.
+		pushed uint64
+		// popped counts the pops from ready, written under the lock and
+		// read by Add and Done under a shard lock: an entry whose ticket
+		// is below it is in flight.
+		popped atomic.Uint64
+		// dedups counts the Adds that found their key ready or in flight.
+		// Such an Add increments it before it reads popped, and Get
+		// reads it after it writes popped, so either the Add sees the key
+		// popped (and marks it dirty) or Get's load observes the Add's
+		// increment: the Add is then synchronized before Get returns, as
+		// an Add is before the Get of the key it found ready.
+		dedups atomic.Uint64
+		// n mirrors ready.len(), written under the lock, so that a
+		// spinning Get can watch it without taking the lock.
+		n atomic.Int64
+		// nonEmpty wakes Gets sleeping for a ready key or for ShutDown.
+		nonEmpty sync.Cond
+		// sleepers counts Gets in nonEmpty.Wait; waking counts those of
+		// them signalled but not yet holding the lock again; spinning is
+		// true while one Get spins for a key outside the lock. A push
+		// signals only if the ready keys outnumber the Gets already on
+		// their way (waking, plus the spinner), so a key is never left
+		// without a Get to take it while one sleeps, and no two Gets are
+		// woken for one key.
+		sleepers, waking int
+		spinning         bool
+		// drained wakes ShutDownWithDrain when inFlight reaches zero or
+		// ShutDown cancels the drain.
+		drained sync.Cond
+		// drain is true while ShutDownWithDrain waits; ShutDown clears it.
+		drain bool
+		_     [64]byte // keeps the shards' lines apart from this hot lock
 	}
 
 	// delay holds the keys of AddAfter and AddRateLimited until they are
@@ -170,16 +175,11 @@ func New[K comparable](cfg Config[K]) (*Queue[K], error) {
 	for i := range q.shards {
 		q.shards[i].keys = make(map[K]entry)
 	}
-	q.ready.init()
-	q.wait.tokens = make(chan struct{}, maxTokens)
-	q.drain.cond.L = &q.drain.Mutex
+	q.fifo.nonEmpty.L = &q.fifo.Mutex
+	q.fifo.drained.L = &q.fifo.Mutex
 	q.delay.poke = make(chan struct{}, 1)
 	return q, nil
 }
-
-// maxTokens is the buffer of Queue.wait.tokens: a wake blocks on its send
-// only while more than maxTokens claimed Gets have not yet received theirs.
-const maxTokens = 1024
 
 // shardOf returns k's shard and its index.
 func (q *Queue[K]) shardOf(k K) (*shard[K], uint32) {
@@ -196,31 +196,28 @@ func (q *Queue[K]) now() time.Duration { return q.clock.Since(q.epoch) }
 func (q *Queue[K]) Add(k K) {
 	s, i := q.shardOf(k)
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if q.shutDown.Load() {
-		s.mu.Unlock()
 		return
 	}
 	e, ok := s.keys[k]
 	if !ok {
 		added := q.added()
-		s.keys[k] = entry{ticket: q.ready.push(slot[K]{k, i, added})}
-		s.mu.Unlock()
-		q.wake()
+		s.keys[k] = entry{ticket: q.push(k, i, added)}
 		return
 	}
-	q.dedups.Add(1) // before reading popped: see Queue.dedups
-	if !q.queued(e) && !e.dirty {
-		// In flight: queued again at its Done.
-		e.dirty = true
-		e.added = q.added()
-		s.keys[k] = e
+	q.fifo.dedups.Add(1) // before reading popped: see fifo.dedups
+	if q.queued(e) || e.dirty {
+		return // ready, or in flight and queued again at its Done
 	}
-	s.mu.Unlock()
+	e.dirty = true
+	e.added = q.added()
+	s.keys[k] = e
 }
 
-// queued reports whether e's key is ready: still in the ready queue.
+// queued reports whether e's key is ready: still in the ready FIFO.
 // REQUIRES: the key's shard lock held.
-func (q *Queue[K]) queued(e entry) bool { return e.ticket >= q.ready.popped() }
+func (q *Queue[K]) queued(e entry) bool { return e.ticket >= q.fifo.popped.Load() }
 
 // added counts an add in the metrics and returns the time of it; zero when
 // metrics are off.
@@ -233,44 +230,30 @@ func (q *Queue[K]) added() time.Duration {
 	return q.now()
 }
 
-// wake is called after a push: it wakes one sleeping Get unless the Gets
-// already on their way (woken but not yet looking, or spinning) are as many
-// as the ready keys, so no two Gets are woken for one key.
-//
-// Why no key waits while a Get sleeps (all atomics are sequentially
-// consistent): a Get announces itself idle and then looks at the ready
-// queue; a push marks its cell full and then wake reads idle, so one of the
-// two sees the other. A spinner clears spinning, and a woken Get decrements
-// waking, before it pops; wake reads the queue length before spinning and
-// waking, so a Get it counts as on its way pops after the push and the
-// length counts the key it will take. Pushes complete out of ticket order,
-// so an on-their-way Get may find an older key than the one it was counted
-// for, or none yet; every Get that pops a key therefore calls wake again if
-// another key is ready (chaining), and a Get that finds none looks again
-// after announcing itself idle.
-func (q *Queue[K]) wake() {
-	w := &q.wait
-	if w.idle.Load() == 0 {
-		return
+// push appends k, just made ready at added, to the ready FIFO, wakes one
+// waiting Get, and returns k's ticket.
+// REQUIRES: k's shard lock held (so that lock order is shard, then fifo).
+func (q *Queue[K]) push(k K, shard uint32, added time.Duration) uint64 {
+	f := &q.fifo
+	f.Lock()
+	f.ready.push(slot[K]{k, shard, added})
+	ticket := f.pushed
+	f.pushed++
+	n := f.ready.len()
+	f.n.Store(int64(n))
+	onTheirWay := f.waking
+	if f.spinning {
+		onTheirWay++
 	}
-	n := int64(q.ready.len()) - w.waking.Load()
-	if w.spinning.Load() {
-		n--
+	wake := f.sleepers > f.waking && n > onTheirWay
+	if wake {
+		f.waking++
 	}
-	if n <= 0 {
-		return
+	f.Unlock()
+	if wake {
+		f.nonEmpty.Signal()
 	}
-	for {
-		idle := w.idle.Load()
-		if idle == 0 {
-			return // every sleeper was claimed by another wake meanwhile
-		}
-		if w.idle.CompareAndSwap(idle, idle-1) {
-			w.waking.Add(1)
-			w.tokens <- struct{}{}
-			return
-		}
-	}
+	return ticket
 }
 
 // Get blocks until a key is ready and returns it, with shutdown false; the
@@ -283,55 +266,40 @@ func (q *Queue[K]) wake() {
 // flight (one that was added again while in flight becomes ready at its
 // Done, and a later Get returns it). A worker returns when shutdown is true.
 func (q *Queue[K]) Get() (k K, shutdown bool) {
+	f := &q.fifo
+	f.Lock()
 	spun := false
-	for {
-		down := q.shutDown.Load() // before the pop: down and empty together mean shut down
-		sl, _, ok := q.ready.tryPop()
-		if ok {
-			q.dedups.Load() // after the pop: see Queue.dedups
-			q.inFlight.Add(1)
-			if q.wait.idle.Load() > 0 && q.ready.ready() {
-				q.wake() // chaining: see wake
-			}
-			if q.m != nil {
-				q.started(sl)
-			}
-			return sl.key, false
-		}
-		if down {
-			return k, true
-		}
-		if !spun && q.wait.spinning.CompareAndSwap(false, true) {
-			spun = true // spin once, then sleep
+	for f.ready.len() == 0 && !q.shutDown.Load() {
+		if !spun && !f.spinning { // spin once, then sleep
+			spun = true
+			f.spinning = true
+			f.Unlock()
 			q.spin()
-			q.wait.spinning.Store(false) // before the pop: see wake
+			f.Lock()
+			f.spinning = false
 			continue
 		}
-		q.sleep()
-	}
-}
-
-// sleep waits until a wake or ShutDown claims this Get, unless a key is
-// ready or the queue shut down after it announced itself idle.
-func (q *Queue[K]) sleep() {
-	w := &q.wait
-	w.idle.Add(1) // before looking at the queue: see wake
-	if !q.ready.ready() && !q.shutDown.Load() {
-		<-w.tokens
-		w.waking.Add(-1) // before the pop: see wake
-		return
-	}
-	for { // take the announcement back, or the token of a wake that claimed it
-		idle := w.idle.Load()
-		if idle == 0 {
-			<-w.tokens
-			w.waking.Add(-1)
-			return
-		}
-		if w.idle.CompareAndSwap(idle, idle-1) {
-			return
+		f.sleepers++
+		f.nonEmpty.Wait()
+		f.sleepers--
+		if f.waking > 0 { // zero after a Broadcast woke everyone
+			f.waking--
 		}
 	}
+	if f.ready.len() == 0 {
+		f.Unlock()
+		return k, true
+	}
+	sl := f.ready.pop()
+	f.n.Store(int64(f.ready.len()))
+	f.popped.Add(1) // sl.key is in flight now
+	f.dedups.Load() // after writing popped: see fifo.dedups
+	q.inFlight.Add(1)
+	f.Unlock()
+	if q.m != nil {
+		q.started(sl)
+	}
+	return sl.key, false
 }
 
 // started records in the metrics that Get handed out sl's key.
@@ -355,14 +323,14 @@ func (q *Queue[K]) started(sl slot[K]) {
 // microseconds of one core's time.
 const spinIterations = 64
 
-// spin waits until a key is ready, the queue shuts down or spinIterations
-// have passed. One Get at a time spins: when keys arrive as fast as workers
-// take them, it takes the next key without the cost of being put to sleep
-// and woken (a goroutine switch on each side).
+// spin waits, outside the fifo lock, until a key is ready, the queue shuts
+// down or spinIterations have passed. One Get at a time spins: when keys
+// arrive as fast as workers take them, it takes the next key without the
+// cost of being put to sleep and woken (a goroutine switch on each side).
 func (q *Queue[K]) spin() {
 	for range spinIterations {
 		for range spinChecks {
-			if q.ready.ready() || q.shutDown.Load() {
+			if q.fifo.n.Load() > 0 || q.shutDown.Load() {
 				return
 			}
 		}
@@ -370,16 +338,15 @@ func (q *Queue[K]) spin() {
 	}
 }
 
-// spinChecks is how often a spinning Get looks at the queue between two
+// spinChecks is how often a spinning Get looks at the FIFO between two
 // yields: a yield goes through the scheduler's global run queue, which
 // costs more than a few hundred loads of a cached word.
 const spinChecks = 64
 
 // Done tells the queue that the worker finished with k, which Get returned.
 // If k was added while it was in flight, it goes to the back of the ready
-// queue, even after ShutDown. Calling Done for a key that is not in flight
-// is a bug: it panics in race and invariants builds and is ignored
-// otherwise.
+// FIFO, even after ShutDown. Calling Done for a key that is not in flight is
+// a bug: it panics in race and invariants builds and is ignored otherwise.
 func (q *Queue[K]) Done(k K) {
 	s, i := q.shardOf(k)
 	s.mu.Lock()
@@ -395,24 +362,25 @@ func (q *Queue[K]) Done(k K) {
 		q.m.work.Observe((q.now() - e.start).Seconds())
 	}
 	if e.dirty {
-		s.keys[k] = entry{ticket: q.ready.push(slot[K]{k, i, e.added})}
+		s.keys[k] = entry{ticket: q.push(k, i, e.added)}
 	} else {
 		delete(s.keys, k)
 	}
 	s.mu.Unlock()
-	if e.dirty {
-		q.wake()
-	}
 	if q.inFlight.Add(-1) == 0 && q.draining.Load() {
-		q.drain.Lock()
-		q.drain.cond.Broadcast()
-		q.drain.Unlock()
+		q.fifo.Lock()
+		q.fifo.drained.Broadcast()
+		q.fifo.Unlock()
 	}
 }
 
 // Len returns the number of ready keys: neither in flight nor delayed. Like
 // client-go's, it is for information only.
-func (q *Queue[K]) Len() int { return q.ready.len() }
+func (q *Queue[K]) Len() int {
+	q.fifo.Lock()
+	defer q.fifo.Unlock()
+	return q.fifo.ready.len()
+}
 
 // AddAfter adds k once d has passed on the queue's clock; d <= 0 is Add. A
 // key waits at most once: if k is already delayed, the earlier due time
@@ -457,6 +425,7 @@ func (q *Queue[K]) NumRequeues(k K) int { return q.limiter.NumRequeues(k) }
 // the queue's goroutines to exit; it may be called more than once.
 func (q *Queue[K]) ShutDown() {
 	q.setShutDown(false)
+	q.fifo.Unlock()
 	q.stopBackground()
 	q.wg.Wait()
 }
@@ -467,43 +436,37 @@ func (q *Queue[K]) ShutDown() {
 // and Done, or it waits forever; a concurrent ShutDown ends the wait.
 func (q *Queue[K]) ShutDownWithDrain() {
 	q.setShutDown(true)
+	q.fifo.Unlock()
 	q.stopBackground()
-	q.drain.Lock()
-	for q.drain.waiting && q.inFlight.Load() != 0 {
-		q.drain.cond.Wait()
+	q.fifo.Lock()
+	for q.fifo.drain && q.inFlight.Load() != 0 {
+		q.fifo.drained.Wait()
 	}
-	q.drain.Unlock()
+	q.fifo.Unlock()
 	q.wg.Wait()
 }
 
 // ShuttingDown reports whether ShutDown or ShutDownWithDrain was called.
 func (q *Queue[K]) ShuttingDown() bool { return q.shutDown.Load() }
 
-// setShutDown sets the shutdown flag holding every shard lock, records
-// whether a drain is waiting, and wakes every sleeping Get and drain.
+// setShutDown sets the shutdown flag holding every shard lock and the fifo
+// lock, records whether a drain is waiting, and wakes every waiter. It
+// returns with the fifo lock held.
 func (q *Queue[K]) setShutDown(drain bool) {
 	for i := range q.shards {
 		q.shards[i].mu.Lock()
 	}
+	q.fifo.Lock()
 	q.shutDown.Store(true)
-	for i := range q.shards {
-		q.shards[i].mu.Unlock()
-	}
-	// Every Get that announced itself idle before the Swap gets a token;
-	// one that announces later sees shutDown and takes its announcement
-	// back (see sleep).
-	n := q.wait.idle.Swap(0)
-	q.wait.waking.Add(n)
-	for ; n > 0; n-- {
-		q.wait.tokens <- struct{}{}
-	}
-	q.drain.Lock()
-	q.drain.waiting = drain
+	q.fifo.drain = drain
 	if drain {
 		q.draining.Store(true)
 	}
-	q.drain.cond.Broadcast()
-	q.drain.Unlock()
+	for i := range q.shards {
+		q.shards[i].mu.Unlock()
+	}
+	q.fifo.nonEmpty.Broadcast()
+	q.fifo.drained.Broadcast()
 }
 
 // stopBackground drops the delayed keys and tells the delay and
