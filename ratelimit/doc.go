@@ -95,7 +95,8 @@
 // The conformance tests (conformance_test.go) run one table of these
 // behaviours against client-go's queue and this one; so do the race tests
 // (race_test.go): an Add racing with the Done of its key, or with the Get
-// that takes it, is never lost, and the key is handed out at most once more.
+// that takes it, is never lost (racing Done, the key is handed out exactly
+// once more).
 //
 // Differences: Done of a key that is not in flight panics in race and
 // invariants builds (go test -race, or -tags invariants) and is ignored
