@@ -61,11 +61,12 @@ func TestAddRacingDoneIsNeverLost(t *testing.T) {
 // An Add racing with the Get that takes its key (ready) is never lost: the
 // event handler writes a version before it adds; either the racing Get's
 // worker sees that version, or the key is handed out exactly once more and
-// that worker sees it. Also with a Get blocked on an empty queue.
+// that worker sees it. Also with the queue empty, so that the Get may block
+// and be woken by the Add.
 func TestAddRacingGetIsNeverLost(t *testing.T) {
 	for _, impl := range impls {
 		for _, ready := range []bool{true, false} {
-			name := map[bool]string{true: "ready", false: "blocked"}[ready]
+			name := map[bool]string{true: "ready", false: "empty"}[ready]
 			t.Run("impl="+impl.name+"/get="+name, func(t *testing.T) {
 				q := newRaceQueue(t, impl.new)
 				defer q.ShutDown()
