@@ -2,16 +2,19 @@
 // queue for controllers. It implements client-go's
 // workqueue.TypedRateLimitingInterface with client-go's semantics, accepts
 // any workqueue.TypedRateLimiter and workqueue.MetricsProvider, allocates
-// nothing per item and uses less CPU per item than client-go's queue.
+// nothing per item and uses no more CPU per item than client-go's queue.
 // BenchmarkQueue runs both side by side. On one core (-cpu 1) an item costs
 // about 160 ns against client-go's 220–310 ns, at 1 or 32 workers. On two
-// cores its items/s are 1.1–1.9x client-go's (medians of runs on a shared,
-// loaded machine, with a wide spread), short of 2x at 8 and 32 workers: the
-// ready FIFO's mutex, which every Add and Get takes, is contended, and with
-// many producers and workers sync.Mutex's slow path (parking and waking
-// goroutines) takes about half the CPU. It knows nothing of Prometheus or
-// the rest of shardinformer; promadapter.WorkqueueMetricsProvider exports
-// its metrics.
+// cores (bench/results/queue.md: six pairs per case, shared machine) its
+// items/s are 1.34–1.54x client-go's with one producer and 1.34–1.67x with
+// 16 (medians), short of 2x at 8 and 32 workers; its CPU per item is about
+// client-go's with one producer and 0.67–0.84x with 16. The ready FIFO's
+// mutex, which every Add and Get takes, is contended: sync.Mutex.Lock is
+// about 38% of the queue's CPU, mostly spinning, little of it parking. A
+// lock-free ready queue was tried and measured slower (the contention
+// moved to the shared counters and key maps; see bench/results/queue.md).
+// It knows nothing of Prometheus or the rest of shardinformer;
+// promadapter.WorkqueueMetricsProvider exports its metrics.
 //
 // # Migration from client-go
 //
@@ -90,7 +93,10 @@
 //     values for the same operations.
 //
 // The conformance tests (conformance_test.go) run one table of these
-// behaviours against client-go's queue and this one.
+// behaviours against client-go's queue and this one; so do the race tests
+// (race_test.go): an Add racing with the Done of its key, or with the Get
+// that takes it, is never lost (racing Done, the key is handed out exactly
+// once more).
 //
 // Differences: Done of a key that is not in flight panics in race and
 // invariants builds (go test -race, or -tags invariants) and is ignored
