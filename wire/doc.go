@@ -172,10 +172,13 @@
 // enclosing length prefixes rewritten, pbwire.Cutter) and the rest
 // unmarshalled, compacted and interned; then the cached values are put in
 // place. A hit costs a hash and a compare: no decoding, allocation,
-// interning or compaction. A part not found is decoded with its pod and
-// cached, under a copy of its bytes, once the pod is compacted and
-// interned, so a value is offered to other pods only once its own pod no
-// longer changes it. Equal bytes decode to equal values, so only equal
+// interning or compaction. A part not found is decoded with its pod; the
+// first time its bytes are seen only their hash is remembered (most misses
+// are parts unique to one pod: owner references, env lists, volume
+// sources), and from the second sighting on it is cached, under a copy of
+// its bytes, once the pod is compacted and interned, so a value is offered
+// to other pods only once its own pod no longer changes it. Each template
+// thus keeps one unshared copy more (its first pod's). Equal bytes decode to equal values, so only equal
 // values are shared; shapes the walk does not follow (a repeated field
 // whose occurrences are not adjacent, a singular one that repeats, a
 // metadata, spec or status message that repeats) fall back to sharing
