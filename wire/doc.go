@@ -308,11 +308,11 @@
 // 'BenchmarkWatchDecode/impl=(wire|floor)' -test.benchtime 3x`, medians
 // with [min–max] of the round-paired ratios:
 //
-//	                              cpu main  cpu new  diet/plain cpu, new   allocs/event
-//	  wire, 2 workers             61 µs     54 µs                          428
-//	  wire, 2 workers, WithDiet   97 µs     87 µs    1.66x [1.55–2.04]     343 → 337
-//	  wire, 1 worker              99 µs    111 µs                          426
-//	  wire, 1 worker, WithDiet   100 µs     96 µs    0.85x [0.83–0.86]     343 → 331
+//	                            cpu main  cpu new  diet/plain cpu, new   allocs/event
+//	wire, 2 workers             61 µs     54 µs                          428
+//	wire, 2 workers, WithDiet   97 µs     87 µs    1.66x [1.55–2.04]     343 → 337
+//	wire, 1 worker              99 µs    111 µs                          426
+//	wire, 1 worker, WithDiet   100 µs     96 µs    0.85x [0.83–0.86]     343 → 331
 //
 // Round by round, WithDiet's CPU with the change is 0.98x [0.82–1.12]
 // of main's (2 workers) and 1.01x [0.87–1.03] (1 worker): within the
