@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"fmt"
 	"hash/maphash"
 	"math/rand"
@@ -21,24 +22,30 @@ import (
 	"github.com/shardinformer/shardinformer/apisim"
 )
 
-// twins returns two pods that differ only in name and uid.
-func twins() []watch.Event {
+// triplets returns three pods that differ only in name and uid.
+func triplets() []watch.Event {
 	a := apisim.NewPod("ns", "a", 7, apisim.PodOptions{ManagedFields: true})
-	b := a.DeepCopy()
-	b.Name, b.UID = "b", "uid-b"
-	return []watch.Event{{Type: watch.Added, Object: a}, {Type: watch.Added, Object: b}}
+	events := []watch.Event{{Type: watch.Added, Object: a}}
+	for _, name := range []string{"b", "c"} {
+		p := a.DeepCopy()
+		p.Name, p.UID = name, types.UID("uid-"+name)
+		events = append(events, watch.Event{Type: watch.Added, Object: p})
+	}
+	return events
 }
 
 func mapPtr(m any) uintptr { return reflect.ValueOf(m).Pointer() }
 
 // TestDietSharing: the diet's objects equal the plain decode without
 // managedFields; WithDiet shares strings and the identical parts without
-// maps (tolerations, probes, env, owner references) between pods, never
-// maps (resources, node selector, labels) — those only with
-// WithSharedValues — and never what differs between pods (containers).
+// maps (tolerations, probes, env, owner references) between pods — from a
+// part's second sighting on: the second and third pod share, the first
+// keeps its own — never maps (resources, node selector, labels) — those
+// only with WithSharedValues — and never what differs between pods
+// (containers).
 func TestDietSharing(t *testing.T) {
 	for _, f := range formats {
-		stream := encodeWatch(t, f, twins(), podGV)
+		stream := encodeWatch(t, f, triplets(), podGV)
 		plain := wireWatch(testLW(t, Resource{GVR: benchPodsGVR, Object: &corev1.Pod{}}, WithContentType(f.contentType())), stream)
 		for _, sharedMaps := range []bool{false, true} {
 			opts := []Option{WithContentType(f.contentType()), WithWorkers(1), WithDiet()}
@@ -53,7 +60,10 @@ func TestDietSharing(t *testing.T) {
 					t.Fatalf("%s sharedMaps=%v: pod %d differs from the plain decode", f, sharedMaps, i)
 				}
 			}
-			a, b := got[0].Object.(*corev1.Pod), got[1].Object.(*corev1.Pod)
+			first, a, b := got[0].Object.(*corev1.Pod), got[1].Object.(*corev1.Pod), got[2].Object.(*corev1.Pod)
+			if &first.Spec.Tolerations[0] == &a.Spec.Tolerations[0] || first.Spec.Containers[0].LivenessProbe == a.Spec.Containers[0].LivenessProbe {
+				t.Fatalf("%s: a part seen once was cached", f)
+			}
 			ca, cb := &a.Spec.Containers[0], &b.Spec.Containers[0]
 			if &a.Spec.Tolerations[0] != &b.Spec.Tolerations[0] || ca.LivenessProbe != cb.LivenessProbe ||
 				&ca.Env[0] != &cb.Env[0] || &a.OwnerReferences[0] != &b.OwnerReferences[0] {
@@ -196,5 +206,109 @@ func TestDietSharingRandom(t *testing.T) {
 	}
 	if sharedEnv == 0 {
 		t.Fatal("no pods shared an env list: the test does not exercise sharing")
+	}
+}
+
+// dietPods decodes each of raws with d.protoPod and checks that it equals
+// the plain unmarshal.
+func dietPods(t *testing.T, d diet, raws [][]byte) []*corev1.Pod {
+	t.Helper()
+	out := make([]*corev1.Pod, len(raws))
+	for i, raw := range raws {
+		var want corev1.Pod
+		if err := want.Unmarshal(raw); err != nil {
+			t.Fatal(err)
+		}
+		got, err := d.protoPod(bytes.Clone(raw))
+		if err != nil {
+			t.Fatalf("pod %d: %v", i, err)
+		}
+		if !apiequality.Semantic.DeepEqual(&want, got) {
+			t.Fatalf("pod %d differs from the plain decode:\n%s", i, cmp.Diff(&want, got))
+		}
+		out[i] = got.(*corev1.Pod)
+	}
+	return out
+}
+
+// cachedParts counts the values an interner caches for sharing.
+func cachedParts(in *interner) int {
+	n := 0
+	for i := range in.shared {
+		if in.shared[i].val != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// TestShareSightings: a part seen once is not cached (no slot, no copy of
+// its bytes, nothing shared); on its second sighting the pod's value is
+// cached, and every later pod with the same bytes shares it.
+func TestShareSightings(t *testing.T) {
+	base := apisim.NewPod("ns", "p", 7, apisim.PodOptions{})
+	raws := make([][]byte, 5)
+	for i := range raws {
+		p := base.DeepCopy()
+		p.Name, p.UID = fmt.Sprintf("p-%d", i), types.UID(fmt.Sprint(i))
+		raws[i], _ = p.Marshal()
+	}
+	in := new(interner)
+	d := diet{intern: true, compact: true, share: true, classes: internDefault, interners: newInterners(1)}
+	d.interners.put(in)
+	once := dietPods(t, d, raws[:1])
+	if n := cachedParts(in); n != 0 {
+		t.Fatalf("%d parts cached after one sighting, want 0", n)
+	}
+	pods := append(once, dietPods(t, d, raws[1:])...)
+	if cachedParts(in) == 0 {
+		t.Fatal("nothing cached after the second sighting")
+	}
+	tol := func(p *corev1.Pod) *corev1.Toleration { return &p.Spec.Tolerations[0] }
+	probe := func(p *corev1.Pod) *corev1.Probe { return p.Spec.Containers[0].LivenessProbe }
+	if tol(pods[0]) == tol(pods[1]) || probe(pods[0]) == probe(pods[1]) {
+		t.Fatal("the first sighting's parts were shared")
+	}
+	for i := 2; i < len(pods); i++ {
+		if tol(pods[i]) != tol(pods[1]) || probe(pods[i]) != probe(pods[1]) {
+			t.Fatalf("pod %d does not share the second sighting's parts", i)
+		}
+	}
+}
+
+// TestShareHashCollision: with every sharing key hashed alike (one set of
+// the cache and one slot of the seen table for all parts), pods whose
+// parts differ still decode to the plain decode and never share a part
+// with different bytes; parts with equal bytes still share.
+func TestShareHashCollision(t *testing.T) {
+	mk := func(seed int64, tier string) []byte {
+		p := apisim.NewPod("ns", fmt.Sprintf("p-%d", seed), seed, apisim.PodOptions{})
+		p.Spec.Tolerations[2].Value = tier
+		b, _ := p.Marshal()
+		return b
+	}
+	// a and b differ in their tolerations (and more); each comes three
+	// times, interleaved.
+	a, b := mk(1, "a"), mk(2, "b")
+	raws := [][]byte{a, b, a, b, a, b}
+	for _, collide := range []bool{false, true} {
+		in := new(interner)
+		if collide {
+			in.testHash = func([]byte) uint64 { return 42 }
+		}
+		d := diet{intern: true, compact: true, share: true, shareMaps: true, classes: internAll, interners: newInterners(1)}
+		d.interners.put(in)
+		pods := dietPods(t, d, raws)
+		tol := func(i int) *corev1.Toleration { return &pods[i].Spec.Tolerations[0] }
+		for i := range pods {
+			for j := range i {
+				if (i-j)%2 == 1 && tol(i) == tol(j) {
+					t.Fatalf("collide=%v: pods %d and %d share tolerations that differ", collide, j, i)
+				}
+			}
+		}
+		if !collide && tol(4) != tol(2) {
+			t.Fatal("equal tolerations not shared")
+		}
 	}
 }

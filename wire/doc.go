@@ -172,10 +172,13 @@
 // enclosing length prefixes rewritten, pbwire.Cutter) and the rest
 // unmarshalled, compacted and interned; then the cached values are put in
 // place. A hit costs a hash and a compare: no decoding, allocation,
-// interning or compaction. A part not found is decoded with its pod and
-// cached, under a copy of its bytes, once the pod is compacted and
-// interned, so a value is offered to other pods only once its own pod no
-// longer changes it. Equal bytes decode to equal values, so only equal
+// interning or compaction. A part not found is decoded with its pod; the
+// first time its bytes are seen only their hash is remembered (most misses
+// are parts unique to one pod: owner references, env lists, volume
+// sources), and from the second sighting on it is cached, under a copy of
+// its bytes, once the pod is compacted and interned, so a value is offered
+// to other pods only once its own pod no longer changes it. Each template
+// thus keeps one unshared copy more (its first pod's). Equal bytes decode to equal values, so only equal
 // values are shared; shapes the walk does not follow (a repeated field
 // whose occurrences are not adjacent, a singular one that repeats, a
 // metadata, spec or status message that repeats) fall back to sharing
@@ -295,7 +298,35 @@
 // 57 times and missed 3943, owner references missed 2000), and each miss
 // is decoded, compacted, interned and cached under a copy of its bytes.
 // Caching a part only the second time its bytes are seen would save those
-// copies at the price of one more unshared copy per template (not done).
+// copies at the price of one more unshared copy per template.
+//
+// That is now done (seenBefore in share.go). Measured against main's code
+// in one run, three interleaved rounds (old, new, old, new…) under the
+// exclusive lock, load average 2.5 before and 2.3 after but still
+// disturbed (the plain 1-worker decode took 89–120 µs of CPU per event,
+// twice the figure above), `wd.test -test.bench
+// 'BenchmarkWatchDecode/impl=(wire|floor)' -test.benchtime 3x`, medians
+// with [min–max] of the round-paired ratios:
+//
+//	                            cpu main  cpu new  diet/plain cpu, new   allocs/event
+//	wire, 2 workers             61 µs     54 µs                          428
+//	wire, 2 workers, WithDiet   97 µs     87 µs    1.66x [1.55–2.04]     343 → 337
+//	wire, 1 worker              99 µs    111 µs                          426
+//	wire, 1 worker, WithDiet   100 µs     96 µs    0.85x [0.83–0.86]     343 → 331
+//
+// Round by round, WithDiet's CPU with the change is 0.98x [0.82–1.12]
+// of main's (2 workers) and 1.01x [0.87–1.03] (1 worker): within the
+// noise. BenchmarkDietDecode (diet=full, ns per pod) 48 µs [45–62] vs
+// 56 µs [52–60]; BenchmarkDiet/diet=share 8.9 µs vs 9.8 µs. Heap per pod
+// (BenchmarkHeapPerPod) is unchanged: WithDiet 15.36 KB (15.36 KB before),
+// with WithSharedValues 12.35 KB (12.43 KB). So the goal of ≤ 1.2x the
+// plain decode's CPU with 2 workers is still not met. A CPU profile of the
+// 1-worker diet decode (before the change) puts the decode of what is
+// left after cutting the hits at 63% of the diet path, interning at 19%
+// (hash and compare of about 150 strings per pod, bound by the cache
+// misses of the 8Ki-slot table), the walk that looks the parts up at 17%
+// (half the lookups, half NextField), compaction 5%, caching the misses
+// 4%: the misses' copies were not the main cost.
 //
 // The diet's steps alone, before sharing moved ahead of decoding
 // (BenchmarkDiet, decoded pods, one interner, CPU per pod, median

@@ -21,6 +21,10 @@ type interner struct {
 	key    []byte                  // scratch for sharing keys
 	plan   sharePlan               // scratch for sharing before decoding (shareproto.go)
 	clock  uint64                  // counts the values stored in shared
+	seen   [seenSlots]uint64       // hashes of parts seen once (share.go)
+	// testHash, if set, replaces the hash of sharing keys (tests force
+	// collisions with it).
+	testHash func(key []byte) uint64
 }
 
 type internSlot struct {

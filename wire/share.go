@@ -40,33 +40,63 @@ type sharedSlot struct {
 	stamp uint64 // when it was stored (interner.clock)
 }
 
-// ways returns the two slots key may use for values of kind: the cache
-// is two-way set-associative, so two parts that hash alike do not evict
-// each other pod after pod.
-func (t *interner) ways(kind uint16, key []byte) (*sharedSlot, *sharedSlot, uint64) {
-	h := maphash.Bytes(internSeed, key) + uint64(kind)*0x9e3779b97f4a7c15
-	i := h & (sharedSlots - 1) &^ 1
-	return &t.shared[i], &t.shared[i+1], h
+// hash returns the hash of a part's key for values of kind.
+func (t *interner) hash(kind uint16, key []byte) uint64 {
+	if t.testHash != nil {
+		return t.testHash(key)
+	}
+	return maphash.Bytes(internSeed, key) + uint64(kind)*0x9e3779b97f4a7c15
 }
 
-// lookup returns the value cached under kind and key, if any.
-func (t *interner) lookup(kind uint16, key []byte) (any, bool) {
-	a, b, _ := t.ways(kind, key)
+// ways returns the two slots a key hashed h may use: the cache is two-way
+// set-associative, so two parts that hash alike do not evict each other
+// pod after pod.
+func (t *interner) ways(h uint64) (*sharedSlot, *sharedSlot) {
+	i := h & (sharedSlots - 1) &^ 1
+	return &t.shared[i], &t.shared[i+1]
+}
+
+// lookup returns the value cached under kind and key, if any, and the
+// key's hash (for store).
+func (t *interner) lookup(kind uint16, key []byte) (any, uint64, bool) {
+	h := t.hash(kind, key)
+	a, b := t.ways(h)
 	for _, slot := range [2]*sharedSlot{a, b} {
 		if slot.kind == kind && slot.val != nil && slot.key == string(key) {
 			slot.used = true
-			return slot.val, true
+			return slot.val, h, true
 		}
 	}
-	return nil, false
+	return nil, h, false
 }
 
-// store caches v under kind and key in the way that is empty, or else
-// not used since it was stored, the older one first; if both were used,
-// the older one gets a second chance instead (its use is forgotten) and v
-// is not cached.
-func (t *interner) store(kind uint16, key []byte, v any) {
-	a, b, _ := t.ways(kind, key)
+// seenSlots is the size of each interner's table of parts seen once.
+const seenSlots = 1 << 13
+
+// seenBefore reports whether a part not found in the cache, hashed h, was
+// seen lately, and remembers it if not. A part is cached only from its
+// second sighting on, so that the parts seen once — most misses: owner
+// references, env lists and volume sources unique to one pod — cost no
+// copy of their bytes, no boxed value and no slot that a repeated part
+// could use; each template pays for that with one pod that does not share
+// its part. The table holds hashes alone: a hash that collides makes a part
+// cached one sighting early, never shared with a different part (the cache
+// compares whole keys).
+func (t *interner) seenBefore(h uint64) bool {
+	slot := &t.seen[(h>>32)&(seenSlots-1)]
+	if *slot == h|1 {
+		return true
+	}
+	*slot = h | 1 // never 0, the empty slot
+	return false
+}
+
+// store caches v under kind and key, hashed h, in the way that is empty,
+// or else not used since it was stored, the older one first; if both were
+// used, the older one gets a second chance instead (its use is forgotten)
+// and v is not cached.
+func (t *interner) store(kind uint16, key []byte, h uint64, v any) {
+	a, b := t.ways(h)
 	if b.stamp < a.stamp {
 		a, b = b, a // a is the older
 	}
@@ -84,15 +114,19 @@ func (t *interner) store(kind uint16, key []byte, v any) {
 }
 
 // share returns a value equal to v that earlier pods may already hold —
-// the one cached under the same key with the same type — or caches v under
-// key and returns it. key must encode v's content completely.
+// the one cached under the same key with the same type — or returns v,
+// cached under key if its key was seen before (seenBefore). key must
+// encode v's content completely.
 func share[T any](t *interner, key []byte, v T) T {
-	if x, ok := t.lookup(0, key); ok {
+	x, h, ok := t.lookup(0, key)
+	if ok {
 		if y, ok := x.(T); ok {
 			return y
 		}
 	}
-	t.store(0, key, v)
+	if t.seenBefore(h) {
+		t.store(0, key, h, v)
+	}
 	return v
 }
 

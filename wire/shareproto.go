@@ -133,7 +133,7 @@ var podScope = func() *shareScope {
 
 // sharePlan is what the walk of one pod's bytes found: the parts cached
 // (hits, cut from the bytes) and the parts to cache once the pod is
-// decoded (misses). Scratch of one interner, reused pod after pod.
+// decoded (misses seen before; see seenBefore). Scratch of one interner, reused pod after pod.
 type sharePlan struct {
 	cutter pbwire.Cutter
 	hits   []partUse
@@ -144,8 +144,9 @@ type sharePlan struct {
 type partUse struct {
 	part       *sharedPart
 	idx        int
-	val        any // hits: the cached value
-	start, end int // misses: the part's bytes
+	val        any    // hits: the cached value
+	start, end int    // misses: the part's bytes
+	hash       uint64 // misses: their hash
 }
 
 func (pl *sharePlan) reset() {
@@ -228,11 +229,13 @@ func (pl *sharePlan) walk(t *interner, b []byte, f pbwire.Field, sc *shareScope,
 		if s.n == 0 || s.bad || (p.maps && !maps) {
 			continue
 		}
-		if v, ok := t.lookup(p.kind, b[s.start:s.end]); ok {
+		v, h, ok := t.lookup(p.kind, b[s.start:s.end])
+		switch {
+		case ok:
 			pl.cutter.Cut(s.start, s.end)
 			pl.hits = append(pl.hits, partUse{part: p, idx: idx, val: v})
-		} else {
-			pl.misses = append(pl.misses, partUse{part: p, idx: idx, start: s.start, end: s.end})
+		case t.seenBefore(h):
+			pl.misses = append(pl.misses, partUse{part: p, idx: idx, start: s.start, end: s.end, hash: h})
 		}
 	}
 	if embedded {
@@ -264,7 +267,7 @@ func (sc *shareScope) part(num int32) int {
 // for b, and is compacted and interned.
 func (pl *sharePlan) finish(t *interner, p *corev1.Pod, b []byte) {
 	for _, m := range pl.misses {
-		t.store(m.part.kind, b[m.start:m.end], m.part.get(p, m.idx))
+		t.store(m.part.kind, b[m.start:m.end], m.hash, m.part.get(p, m.idx))
 	}
 	for _, h := range pl.hits {
 		h.part.set(p, h.idx, h.val)
