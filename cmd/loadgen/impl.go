@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"runtime/pprof"
 	"sync"
 	"sync/atomic"
@@ -148,6 +147,8 @@ type spec struct {
 	// Process: this implementation is alone in its process, so process-wide
 	// CPU, heap, RSS and GC are its own.
 	Process bool `json:"process"`
+	// Replica: the replicas scenario's replica (Scenario replicas).
+	Replica *replicaSpec `json:"replica,omitempty"`
 }
 
 // client is one implementation under test: its informer on a clientset of
@@ -214,21 +215,10 @@ func (o *countingObserver) Dropped(err error) {
 // newClient builds (does not start) the implementation sp names. reg, if
 // not nil, receives ours' metrics.
 func newClient(sp spec, reg prometheus.Registerer) (_ *client, err error) {
-	rc, err := sp.Endpoint.restConfig()
+	rc, err := clientConfig(sp)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", sp.Impl, err)
+		return nil, err
 	}
-	rc.UserAgent = "loadgen/" + sp.Impl
-	if sp.ContentType == "protobuf" {
-		rc.ContentType = runtime.ContentTypeProtobuf
-		rc.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
-	} else {
-		rc.ContentType = runtime.ContentTypeJSON
-	}
-	// A dialer of its own makes client-go build a transport of its own
-	// instead of sharing its cached one: implementations never share a
-	// connection.
-	rc.Dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 	cs, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return nil, fmt.Errorf("%s: clientset: %w", sp.Impl, err)

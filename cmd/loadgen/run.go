@@ -57,7 +57,14 @@ func run(ctx context.Context, c config, stdout, stderr io.Writer) (*report, erro
 		}
 	}
 	prog := newProgress(stderr, c.progress)
-	for _, pods := range c.sizes() {
+	sizes := c.sizes()
+	if c.scenario == scenarioReplicas {
+		sizes = nil // trials of its own: replica processes
+		if rep.Replicas, err = runReplicaScenario(ctx, c, iters, dir, prog, stderr); err != nil {
+			return nil, err
+		}
+	}
+	for _, pods := range sizes {
 		for r := 1; r <= c.runs; r++ {
 			groups := [][]string{c.impls}
 			if !c.sideBySide {
