@@ -182,7 +182,7 @@ func (h *viewHandler) release() {
 
 // activeSlots returns the slots with an object in the view, sorted.
 func (h *viewHandler) activeSlots() []int {
-	var out []int
+	out := []int{}
 	for _, v := range h.view.ListIndexFuncValues(slotIndex) {
 		if s, err := strconv.Atoi(v); err == nil {
 			out = append(out, s)

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/shardinformer/shardinformer/apisim"
@@ -116,6 +117,8 @@ func replicaNames(n int) []string {
 // and that many replica processes.
 func runReplicaScenario(ctx context.Context, c config, iters func(time.Duration) int64, dir string, prog *progress, stderr io.Writer) (*replicasReport, error) {
 	rr := newReplicasReport(c)
+	// Several replica processes write to stderr at once.
+	stderr = &syncWriter{w: stderr}
 	for _, filters := range c.serverFilters() {
 		for _, n := range c.replicaCounts {
 			for run := 1; run <= c.runs; run++ {
@@ -132,6 +135,18 @@ func runReplicaScenario(ctx context.Context, c config, iters func(time.Duration)
 	}
 	rr.summarize()
 	return rr, nil
+}
+
+// syncWriter serializes writes to w.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }
 
 func filterWord(server bool) string {

@@ -41,7 +41,15 @@ type replicaRow struct {
 	SyncReconcilesPerSecond  stat `json:"sync_reconciles_per_second"`
 	ChurnReconcilesPerSecond stat `json:"churn_reconciles_per_second"`
 	CatchUpSeconds           stat `json:"catch_up_seconds"`
-	// Per replica, one sample per replica and run.
+	// TotalRetainedHeapBytes sums the replicas' retained heaps (one
+	// sample per run): divided by N, the mean per replica.
+	TotalRetainedHeapBytes stat `json:"total_retained_heap_bytes"`
+	// Per replica, one sample per replica and run. The assignment
+	// (rendezvous hashing of the slots) need not be even: SlotsOwned
+	// shows how the slots were split, and the retained heap per slot
+	// owned is the memory per unit of share.
+	ReplicaSlotsOwned              stat `json:"replica_slots_owned"`
+	ReplicaHeapPerSlotBytes        stat `json:"replica_heap_per_slot_bytes"`
 	ReplicaSyncReconcilesPerSecond stat `json:"replica_sync_reconciles_per_second"`
 	ReplicaObjects                 stat `json:"replica_objects"`
 	ReplicaRetainedHeapBytes       stat `json:"replica_retained_heap_bytes"`
@@ -117,7 +125,9 @@ const replicasNote = "Every replica is a process of its own on the same machine,
 	"N replicas share the machine's cores (%d here), so aggregate reconciles/s cannot grow linearly with N (the processes compete for the same CPU, " +
 	"and each replica pays fixed costs: its Leases, its slot informers, its share of the hand-over). What must shrink as 1/N is each replica's share: " +
 	"objects cached, events and bytes decoded, and memory. With shardSelector ignored by the server (the client-side fallback) every slot informer " +
-	"decodes the whole stream, so a replica holding k slots decodes k times what one unsharded informer does."
+	"decodes the whole stream, so a replica holding k slots decodes k times what one unsharded informer does. " +
+	"Slots go to replicas by rendezvous hashing (replicas.Assign), which need not split 16 slots evenly: the largest replica then holds more " +
+	"than 1/N (see slots per replica), and the retained heap per slot owned shows whether memory follows the share."
 
 func newReplicasReport(c config) *replicasReport {
 	g := replicaGroup
@@ -182,6 +192,15 @@ func (rr *replicasReport) summarize() {
 		row.SyncReconcilesPerSecond = trial("per_s", func(t *replicaTrialReport) float64 { return t.SyncReconcilesPerSecond })
 		row.ChurnReconcilesPerSecond = trial("per_s", func(t *replicaTrialReport) float64 { return t.ChurnReconcilesPerSecond })
 		row.CatchUpSeconds = trial("s", func(t *replicaTrialReport) float64 { return t.CatchUpSeconds })
+		row.TotalRetainedHeapBytes = trial("bytes", func(t *replicaTrialReport) float64 {
+			var sum float64
+			for _, r := range t.Results {
+				sum += float64(r.RetainedHeapBytes)
+			}
+			return sum
+		})
+		row.ReplicaSlotsOwned = each("count", func(r *replicaResult) float64 { return float64(r.TargetSlots) })
+		row.ReplicaHeapPerSlotBytes = each("bytes", func(r *replicaResult) float64 { return float64(r.RetainedHeapBytes) / float64(max(r.TargetSlots, 1)) })
 		row.ReplicaSyncReconcilesPerSecond = each("per_s", func(r *replicaResult) float64 { return r.SyncReconcilesPerSecond })
 		row.ReplicaObjects = each("count", func(r *replicaResult) float64 { return float64(r.Objects) })
 		row.ReplicaRetainedHeapBytes = each("bytes", func(r *replicaResult) float64 { return float64(r.RetainedHeapBytes) })
@@ -217,19 +236,19 @@ func (rr *replicasReport) headline(pods int) string {
 			if row.ServerFilters != filters {
 				continue
 			}
-			h := row.ReplicaRetainedHeapBytes.Median
+			mean := row.TotalRetainedHeapBytes.Median / float64(row.Replicas)
 			if first == 0 {
-				first = h
+				first = mean
 			}
 			counts = append(counts, fmt.Sprint(row.Replicas))
-			heap = append(heap, fmt.Sprintf("%s (%.2f×)", fmtBytes(h), h/max(first, 1)))
-			share = append(share, fmt.Sprintf("%.2f", row.ReplicaChurnDecodedShare.Median))
+			heap = append(heap, fmt.Sprintf("%s (%.2f×, largest %s)", fmtBytes(mean), mean/max(first, 1), fmtBytes(row.ReplicaRetainedHeapBytes.Max)))
+			share = append(share, fmt.Sprintf("%.2f (largest %.2f)", row.ReplicaChurnDecodedShare.Median, row.ReplicaChurnDecodedShare.Max))
 			rate = append(rate, fmtRate(row.SyncReconcilesPerSecond.Median))
 		}
 		if len(counts) == 0 {
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("shardSelector %s, %s replica(s): retained heap per replica %s; churn events decoded per replica (share of the stream) %s; aggregate reconciles/s to converge %s",
+		parts = append(parts, fmt.Sprintf("shardSelector %s, %s replica(s): retained heap per replica (total/N) %s; churn events decoded per replica (median share of the stream) %s; aggregate reconciles/s to converge %s",
 			map[bool]string{true: "on", false: "off (client-side fallback)"}[filters], strings.Join(counts, " → "),
 			strings.Join(heap, ", "), strings.Join(share, ", "), strings.Join(rate, ", ")))
 	}
@@ -246,7 +265,7 @@ func (rr *replicasReport) charts() []chart {
 	rate := chart{ID: "replicas_reconciles", Title: "Reconciles/s by replica count (median)", X: x, Y: axis{Label: "reconciles per second", Unit: "per_s"},
 		Note: "The replicas share the machine's cores: the aggregate cannot grow linearly with N."}
 	mem := chart{ID: "replicas_memory", Title: "Memory per replica by replica count (median)", X: x, Y: axis{Label: "bytes per replica", Unit: "bytes"},
-		Note: "Ideal: one replica's retained heap divided by N."}
+		Note: "Ideal: the first count's mean retained heap scaled by its count over N. The largest replica is above the mean when the slots split unevenly."}
 	dec := chart{ID: "replicas_decoded", Title: "Share decoded per replica by replica count (median)", X: x, Y: axis{Label: "% of the stream", Unit: "percent"},
 		Note: "Churn events decoded by a replica / churn events written; objects decoded to converge / pods. Ideal: 100/N with server-side filtering."}
 	for _, filters := range []bool{true, false} {
@@ -254,7 +273,7 @@ func (rr *replicasReport) charts() []chart {
 		if !filters {
 			suffix, colour = " (client-side fallback)", implClientGo
 		}
-		var agg, aggChurn, each, heap, rss, ideal, share, syncShare, idealShare [][2]float64
+		var agg, aggChurn, each, heap, largest, rss, ideal, share, syncShare, idealShare [][2]float64
 		var base float64
 		for _, row := range rr.Rows {
 			if row.ServerFilters != filters {
@@ -262,13 +281,14 @@ func (rr *replicasReport) charts() []chart {
 			}
 			n := float64(row.Replicas)
 			if base == 0 {
-				base = row.ReplicaRetainedHeapBytes.Median * n
+				base = row.TotalRetainedHeapBytes.Median / n * float64(rr.Rows[0].Replicas)
 			}
 			agg = append(agg, [2]float64{n, row.SyncReconcilesPerSecond.Median})
 			aggChurn = append(aggChurn, [2]float64{n, row.ChurnReconcilesPerSecond.Median})
 			each = append(each, [2]float64{n, row.ReplicaSyncReconcilesPerSecond.Median})
-			heap = append(heap, [2]float64{n, row.ReplicaRetainedHeapBytes.Median})
-			rss = append(rss, [2]float64{n, row.ReplicaPeakRSSBytes.Median})
+			heap = append(heap, [2]float64{n, row.TotalRetainedHeapBytes.Median / n})
+			largest = append(largest, [2]float64{n, row.ReplicaRetainedHeapBytes.Max})
+			rss = append(rss, [2]float64{n, row.ReplicaPeakRSSBytes.Max})
 			ideal = append(ideal, [2]float64{n, base / n})
 			share = append(share, [2]float64{n, 100 * row.ReplicaChurnDecodedShare.Median})
 			syncShare = append(syncShare, [2]float64{n, 100 * row.ReplicaSyncDecodedShare.Median})
@@ -282,8 +302,9 @@ func (rr *replicasReport) charts() []chart {
 			chartSeries{Name: "all replicas, churn" + suffix, Impl: colour, Points: aggChurn},
 			chartSeries{Name: "per replica, to converge" + suffix, Impl: "churn", Points: each})
 		mem.Series = append(mem.Series,
-			chartSeries{Name: "retained heap" + suffix, Impl: colour, Points: heap},
-			chartSeries{Name: "peak RSS" + suffix, Impl: colour, Points: rss},
+			chartSeries{Name: "retained heap, mean (total/N)" + suffix, Impl: colour, Points: heap},
+			chartSeries{Name: "retained heap, largest replica" + suffix, Impl: colour, Points: largest},
+			chartSeries{Name: "peak RSS, largest replica" + suffix, Impl: colour, Points: rss},
 			chartSeries{Name: "ideal 1/N of one replica's heap" + suffix, Impl: "churn", Points: ideal})
 		dec.Series = append(dec.Series,
 			chartSeries{Name: "churn events" + suffix, Impl: colour, Points: share},
@@ -294,9 +315,23 @@ func (rr *replicasReport) charts() []chart {
 	}
 	out := []chart{lineChart(rate), lineChart(mem), lineChart(dec)}
 	for i := range out {
+		out[i].X = countAxis(out[i].X, rr.Group.Counts[len(rr.Group.Counts)-1])
 		finishChart(&out[i])
 	}
 	return out
+}
+
+// countAxis ticks a replica-count axis at whole counts from 0 to n.
+func countAxis(a axis, n int) axis {
+	step := 1
+	for n/step > 8 {
+		step *= 2
+	}
+	a.Min, a.Max, a.Ticks = 0, float64((n+step-1)/step*step), nil
+	for v := 0; v <= int(a.Max); v += step {
+		a.Ticks = append(a.Ticks, float64(v))
+	}
+	return a
 }
 
 // printReplicas writes the replicas scenario's table, note and checks.
@@ -306,15 +341,16 @@ func printReplicas(w io.Writer, r *report) {
 	fmt.Fprintf(w, "group: %d slots, leases %gs (renew deadline %gs, every %gs); handler calls %s\n\n",
 		g.Slots, g.LeaseDurationSeconds, g.RenewDeadlineSeconds, g.RenewIntervalSeconds, g.HandlerCalls)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "shardSelector\treplicas\tconverge\treconciles/s all (to converge)\treconciles/s all (churn)\tper replica: reconciles/s (to converge)\tobjects cached\tretained heap\tpeak RSS\tdecoded share (to converge)\tdecoded share (churn)\tCPU s")
+	fmt.Fprintln(tw, "shardSelector\treplicas\tconverge\treconciles/s all (to converge)\treconciles/s all (churn)\tretained heap total/N\tper replica: slots\treconciles/s (to converge)\tobjects cached\tretained heap\theap per slot\tpeak RSS\tdecoded share (to converge)\tdecoded share (churn)\tCPU s")
 	for _, row := range rr.Rows {
 		mode := "server"
 		if !row.ServerFilters {
 			mode = "client (fallback)"
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", mode, row.Replicas, row.ConvergeSeconds.Text,
-			row.SyncReconcilesPerSecond.Text, row.ChurnReconcilesPerSecond.Text, row.ReplicaSyncReconcilesPerSecond.Text,
-			row.ReplicaObjects.Text, row.ReplicaRetainedHeapBytes.Text, row.ReplicaPeakRSSBytes.Text,
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", mode, row.Replicas, row.ConvergeSeconds.Text,
+			row.SyncReconcilesPerSecond.Text, row.ChurnReconcilesPerSecond.Text, fmtBytes(row.TotalRetainedHeapBytes.Median/float64(row.Replicas)),
+			row.ReplicaSlotsOwned.Text, row.ReplicaSyncReconcilesPerSecond.Text,
+			row.ReplicaObjects.Text, row.ReplicaRetainedHeapBytes.Text, row.ReplicaHeapPerSlotBytes.Text, row.ReplicaPeakRSSBytes.Text,
 			row.ReplicaSyncDecodedShare.Text, row.ReplicaChurnDecodedShare.Text, row.ReplicaCPUSeconds.Text)
 	}
 	tw.Flush()

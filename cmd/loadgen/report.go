@@ -311,6 +311,12 @@ func (r *report) finish() {
 	r.Headline = r.headline()
 	if rr := r.Replicas; rr != nil {
 		r.Pass = rr.Pass
+		for _, t := range rr.Trials {
+			r.Server.PopulateSeconds += t.Server.PopulateSeconds
+			r.Server.PreencodeSeconds += t.Server.PreencodeSeconds
+			r.Server.SetupCPUSeconds += t.Server.SetupCPUSeconds
+			r.Server.CPUSeconds += t.ParentCPUSeconds
+		}
 		r.Charts = append(r.Charts, rr.charts()...)
 		r.Headline = rr.headline(r.Settings.Sizes[0])
 	}
