@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"runtime/pprof"
 	"sync"
 	"sync/atomic"
@@ -210,6 +211,26 @@ func (o *countingObserver) Relisted(n int) { o.relists.Add(1); o.next.Relisted(n
 func (o *countingObserver) Dropped(err error) {
 	o.dropped.Add(1)
 	o.next.Dropped(err)
+}
+
+// clientConfig is the REST config of an implementation under test: sp's
+// endpoint and content type, and a dialer of its own, so that client-go
+// builds a transport of its own instead of sharing its cached one and
+// implementations never share a connection.
+func clientConfig(sp spec) (*rest.Config, error) {
+	rc, err := sp.Endpoint.restConfig()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", sp.Impl, err)
+	}
+	rc.UserAgent = "loadgen/" + sp.Impl
+	if sp.ContentType == "protobuf" {
+		rc.ContentType = runtime.ContentTypeProtobuf
+		rc.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
+	} else {
+		rc.ContentType = runtime.ContentTypeJSON
+	}
+	rc.Dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	return rc, nil
 }
 
 // newClient builds (does not start) the implementation sp names. reg, if

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"runtime/pprof"
 	"slices"
@@ -21,7 +20,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/watchlist"
 
@@ -520,24 +518,4 @@ func serveReplica(ctx context.Context, sp spec, cmds <-chan command, emit func(m
 	}
 	running = false
 	return rp.stop()
-}
-
-// clientConfig is the REST config of an implementation under test: sp's
-// endpoint and content type, and a dialer of its own, so that client-go
-// builds a transport of its own instead of sharing its cached one and
-// implementations never share a connection.
-func clientConfig(sp spec) (*rest.Config, error) {
-	rc, err := sp.Endpoint.restConfig()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", sp.Impl, err)
-	}
-	rc.UserAgent = "loadgen/" + sp.Impl
-	if sp.ContentType == "protobuf" {
-		rc.ContentType = runtime.ContentTypeProtobuf
-		rc.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
-	} else {
-		rc.ContentType = runtime.ContentTypeJSON
-	}
-	rc.Dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
-	return rc, nil
 }
