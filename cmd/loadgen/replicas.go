@@ -316,6 +316,7 @@ func (tr *replicaTrial) start(ctx context.Context, st *simTarget) error {
 		if err != nil {
 			return err
 		}
+		s.impl = name // in errors
 		tr.sides = append(tr.sides, &replicaSide{side: s, name: name, mark: map[string]sample{}})
 	}
 	return nil
@@ -388,31 +389,17 @@ func (q *quietTracker) settled(tr *replicaTrial, want int, churnEnd time.Time) b
 }
 
 func (tr *replicaTrial) broadcast(cmd command) error {
-	for _, s := range tr.sides {
-		if err := s.send(cmd); err != nil {
-			return fmt.Errorf("%s: %w", s.name, err)
-		}
+	sides := make([]*side, len(tr.sides))
+	for i, s := range tr.sides {
+		sides[i] = s.side
 	}
-	return nil
+	return broadcast(sides, cmd)
 }
 
-// pump handles the replicas' messages until done() holds (checked after
-// each message and every 10ms), a replica fails or ctx ends.
+// pump handles the replicas' messages until done() holds, a replica fails
+// or ctx ends.
 func (tr *replicaTrial) pump(ctx context.Context, done func() bool) error {
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for !done() {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-tick.C:
-		case sm := <-tr.msgs:
-			if err := tr.handle(sm); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return pump(ctx, tr.msgs, tr.handle, done)
 }
 
 func (tr *replicaTrial) handle(sm sideMsg) error {

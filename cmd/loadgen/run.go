@@ -485,8 +485,11 @@ func (tr *trial) all(f func(*side) bool) bool {
 	return true
 }
 
-func (tr *trial) broadcast(cmd command) error {
-	for _, s := range tr.sides {
+func (tr *trial) broadcast(cmd command) error { return broadcast(tr.sides, cmd) }
+
+// broadcast sends cmd to every side.
+func broadcast(sides []*side, cmd command) error {
+	for _, s := range sides {
 		if err := s.send(cmd); err != nil {
 			return fmt.Errorf("%s: %w", s.impl, err)
 		}
@@ -497,6 +500,12 @@ func (tr *trial) broadcast(cmd command) error {
 // pump handles the sides' messages until done() holds (checked after each
 // message and every 10ms), a side fails or ctx ends.
 func (tr *trial) pump(ctx context.Context, done func() bool) error {
+	return pump(ctx, tr.msgs, tr.handle, done)
+}
+
+// pump passes the messages of msgs to handle until done() holds (checked
+// after each message and every 10ms), handle fails or ctx ends.
+func pump(ctx context.Context, msgs <-chan sideMsg, handle func(sideMsg) error, done func() bool) error {
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	for !done() {
@@ -504,8 +513,8 @@ func (tr *trial) pump(ctx context.Context, done func() bool) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-tick.C:
-		case sm := <-tr.msgs:
-			if err := tr.handle(sm); err != nil {
+		case sm := <-msgs:
+			if err := handle(sm); err != nil {
 				return err
 			}
 		}
