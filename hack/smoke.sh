@@ -28,6 +28,11 @@ make run ARGS="--pods 300 --namespaces 3 --churn-duration 1s --churn-rate 200 --
 	{ cat "$tmp/run.log"; exit 1; }
 ls "$tmp"/loadgen/*/report.json "$tmp"/loadgen/*/report.html >/dev/null
 
+step "make run (replicas scenario, 300 pods, 1 and 2 replicas, shardSelector on and off)"
+make run ARGS="--scenario replicas --pods 300 --namespaces 3 --replicas 1,2 --shard-selector both --churn-duration 1s --churn-rate 200 --out-dir $tmp/replicas" \
+	>"$tmp/replicas.log" 2>&1 || { cat "$tmp/replicas.log"; exit 1; }
+ls "$tmp"/replicas/*/report.json "$tmp"/replicas/*/report.html >/dev/null
+
 step "make bench (200 pods, one count, micro-benchmarks 10ms)"
 BENCH_OUT="$tmp/bench" BENCH_COUNT=1 BENCH_OBJECTS=200 BENCH_UPDATES=1000 BENCH_MICRO_TIME=10ms \
 	make bench >"$tmp/bench.log" 2>&1 || { tail -50 "$tmp/bench.log"; exit 1; }

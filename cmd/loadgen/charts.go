@@ -371,19 +371,23 @@ func (r *report) charts() []chart {
 		}
 	}
 	for i := range out {
-		c := &out[i]
-		c.Series = slices.DeleteFunc(c.Series, func(s chartSeries) bool { return len(s.Points) == 0 })
-		if c.Bars == nil {
-			c.Bars = []bar{}
-		}
-		for _, a := range []*axis{&c.X, &c.Y} {
-			a.Labels = []string{}
-			for _, t := range a.Ticks {
-				a.Labels = append(a.Labels, tickLabel(a.Unit, t))
-			}
-		}
+		finishChart(&out[i])
 	}
 	return out
+}
+
+// finishChart drops empty series and labels the ticks.
+func finishChart(c *chart) {
+	c.Series = slices.DeleteFunc(c.Series, func(s chartSeries) bool { return len(s.Points) == 0 })
+	if c.Bars == nil {
+		c.Bars = []bar{}
+	}
+	for _, a := range []*axis{&c.X, &c.Y} {
+		a.Labels = []string{}
+		for _, t := range a.Ticks {
+			a.Labels = append(a.Labels, tickLabel(a.Unit, t))
+		}
+	}
 }
 
 // tickLabel formats a tick value in unit (the page has the same rules).

@@ -50,6 +50,10 @@ type message struct {
 	Result *implResult  `json:"result,omitempty"`
 	URL    string       `json:"url,omitempty"`
 	Error  string       `json:"error,omitempty"`
+	// A replica's result (replicas scenario) comes in two messages: its
+	// final state for the checks, then its figures.
+	ReplicaState  *replicaState   `json:"replica_state,omitempty"`
+	ReplicaResult *replicaFigures `json:"replica_result,omitempty"`
 }
 
 type command struct {
@@ -67,13 +71,14 @@ type command struct {
 
 // sample is one point of an implementation's timeline.
 type sample struct {
-	At       int64   `json:"at"`       // unix nanos
-	Synced   int     `json:"synced"`   // initial objects handled
-	Observed uint64  `json:"observed"` // churn events seen (fewest over handlers)
-	Done     uint64  `json:"done"`     // reconciles (controller) or handler calls (informer)
-	Heap     uint64  `json:"heap"`     // process heap objects, bytes
-	RSS      uint64  `json:"rss"`      // process resident set, bytes
-	CPU      float64 `json:"cpu"`      // process CPU seconds since the client started
+	At       int64          `json:"at"`                // unix nanos
+	Synced   int            `json:"synced"`            // initial objects handled
+	Observed uint64         `json:"observed"`          // churn events seen (fewest over handlers)
+	Done     uint64         `json:"done"`              // reconciles (controller) or handler calls (informer)
+	Heap     uint64         `json:"heap"`              // process heap objects, bytes
+	RSS      uint64         `json:"rss"`               // process resident set, bytes
+	CPU      float64        `json:"cpu"`               // process CPU seconds since the client started
+	Replica  *replicaSample `json:"replica,omitempty"` // replicas scenario
 }
 
 // serveClient runs one implementation under test through its phases,
@@ -361,6 +366,10 @@ func childMain() int {
 	}
 	var err error
 	pprof.Do(ctx, pprof.Labels("impl", sp.Impl, "role", "client"), func(ctx context.Context) {
+		if sp.Scenario == scenarioReplicas {
+			err = serveReplica(ctx, sp, cmds, emit)
+			return
+		}
 		err = serveClient(ctx, sp, regr, cmds, emit)
 	})
 	if err != nil {

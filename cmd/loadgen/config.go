@@ -25,6 +25,7 @@ const (
 	scenarioInformer   = "informer"
 	scenarioController = "controller"
 	scenarioScale      = "scale"
+	scenarioReplicas   = "replicas"
 )
 
 // profileModes are the --profile values, each a github.com/pkg/profile mode.
@@ -53,6 +54,9 @@ type config struct {
 	// controller and scale scenarios
 	workers       int
 	reconcileWork time.Duration
+	// replicas scenario
+	replicaCounts []int  // replica counts to run, each a set of processes
+	shardSelector string // "on", "off" or "both": the simulator's ShardedListAndWatch
 	// shardinformer
 	shards   int // 0 = pipeline default (GOMAXPROCS)
 	ringSize int
@@ -149,6 +153,17 @@ Scenarios (--scenario):
   scale       the controller scenario swept over --scale-pods object counts
               for --impl (default shardinformer), reporting how each figure
               grows.
+  replicas    the controller scenario split over controller replicas
+              (package replicas/runner), each a process of its own, for each
+              count in --replicas: Leases, hand-over, one informer per slot
+              of the hash space, the same reconcile function and work queue.
+              Figures per replica count: reconciles/s in aggregate and per
+              replica, time to converge and reconcile everything, and per
+              replica the objects cached, decoded and held in memory. On
+              this machine's few cores the replicas share the CPU, so the
+              aggregate rate cannot grow with N; what must shrink as 1/N is
+              each replica's memory and decoding. --pods defaults to 30000
+              here; --shard-selector off measures the client-side fallback.
 
 Fairness: by default each implementation runs alone in a process of its own
 (loadgen re-executes itself), so CPU, heap and GC are that implementation's
@@ -172,13 +187,15 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs := flag.NewFlagSet("loadgen", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	c := config{args: append([]string{"loadgen"}, args...)}
-	var impl, mixS, policy, scalePods string
-	fs.StringVar(&c.scenario, "scenario", scenarioController, "what to run: controller, informer or scale (see above)")
-	fs.StringVar(&impl, "impl", "", "implementation(s) to run: a comma-separated list of shardinformer (our informer and work queue on the wire decoder), client-go (client-go's informer, work queue and decoder), client-go+wire (client-go's on the wire decoder), shardinformer+client-go-decoder (ours on client-go's decoder), each optionally with +diet or +no-diet (the wire's memory diet, overriding --diet); both = shardinformer,client-go; all = those four, the 2×2 of cores and decoders; empty = both (scale: shardinformer)")
+	var impl, mixS, policy, scalePods, replicaCounts string
+	fs.StringVar(&c.scenario, "scenario", scenarioController, "what to run: controller, informer, scale or replicas (see above)")
+	fs.StringVar(&impl, "impl", "", "implementation(s) to run: a comma-separated list of shardinformer (our informer and work queue on the wire decoder), client-go (client-go's informer, work queue and decoder), client-go+wire (client-go's on the wire decoder), shardinformer+client-go-decoder (ours on client-go's decoder), each optionally with +diet or +no-diet (the wire's memory diet, overriding --diet); both = shardinformer,client-go; all = those four, the 2×2 of cores and decoders; empty = both (scale and replicas: shardinformer; replicas takes one)")
 	fs.BoolVar(&c.sideBySide, "side-by-side", false, "run the implementations at once in one process on one stream of events, instead of each alone in its own process; CPU is then split by goroutine label and heap and GC are shared")
 	fs.IntVar(&c.runs, "runs", 3, "repetitions of each implementation (alternating), reported as median and min-max")
-	fs.IntVar(&c.pods, "pods", 100000, "pods to create before the informers start (controller and informer scenarios)")
+	fs.IntVar(&c.pods, "pods", 100000, "pods to create before the informers start (controller, informer and replicas scenarios; replicas: default 30000)")
 	fs.StringVar(&scalePods, "scale-pods", "10k,30k,100k", "object counts the scale scenario sweeps, increasing; 1M needs ≈30 GiB of memory")
+	fs.StringVar(&replicaCounts, "replicas", "1,2,3", "replicas scenario: the replica counts to run, increasing, each replica a process of its own")
+	fs.StringVar(&c.shardSelector, "shard-selector", "on", "replicas scenario: whether the simulated API server applies shardSelector (on), ignores it so that every replica filters client-side (off: each slot informer then decodes the whole stream), or both row sets (both)")
 	fs.IntVar(&c.namespaces, "namespaces", 100, "namespaces the pods are spread over")
 	fs.Float64Var(&c.churnRate, "churn-rate", 2000, "churn events per second (creates+updates+deletes); 0 = as fast as possible")
 	fs.DurationVar(&c.churnDuration, "churn-duration", 10*time.Second, "length of the churn phase; with --churn-rate and no --churn-events it sets the event count (rate × duration), so every trial writes the same events; 0 = bounded by --churn-events only (both 0: no churn phase)")
@@ -232,6 +249,12 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	if c.scalePods, err = parseSizes(scalePods); err != nil {
 		errs = append(errs, err)
 	}
+	if c.replicaCounts, err = parseReplicaCounts(replicaCounts); err != nil {
+		errs = append(errs, err)
+	}
+	if c.scenario == scenarioReplicas && !flagSet(fs, "pods") {
+		c.pods = defaultReplicaPods
+	}
 	errs = append(errs, c.validate()...)
 	if c.churnEvents == 0 && c.churnRate > 0 && c.churnDuration > 0 {
 		// Every trial writes the same sequence of events: a duration bound
@@ -268,8 +291,10 @@ func (c *config) validate() []error {
 	atLeast1("runs", c.runs)
 	switch c.scenario {
 	case scenarioController, scenarioInformer, scenarioScale:
+	case scenarioReplicas:
+		errs = append(errs, c.validateReplicas()...)
 	default:
-		errs = append(errs, fmt.Errorf("--scenario %q: want controller, informer or scale", c.scenario))
+		errs = append(errs, fmt.Errorf("--scenario %q: want controller, informer, scale or replicas", c.scenario))
 	}
 	if c.churnRate < 0 {
 		errs = append(errs, fmt.Errorf("--churn-rate %v: must not be negative (0 = as fast as possible)", c.churnRate))

@@ -344,6 +344,13 @@ func (l *timeLog) add(key string, t time.Time) {
 	l.mu.Unlock()
 }
 
+// release drops the entries (for the retained-heap measurement).
+func (l *timeLog) release() {
+	l.mu.Lock()
+	l.entries = nil
+	l.mu.Unlock()
+}
+
 // join records, into h, each entry's time minus the stamp of its key.
 func (l *timeLog) join(stamps map[string]int64, h *histogram) {
 	l.mu.Lock()

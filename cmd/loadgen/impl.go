@@ -148,6 +148,8 @@ type spec struct {
 	// Process: this implementation is alone in its process, so process-wide
 	// CPU, heap, RSS and GC are its own.
 	Process bool `json:"process"`
+	// Replica: the replicas scenario's replica (Scenario replicas).
+	Replica *replicaSpec `json:"replica,omitempty"`
 }
 
 // client is one implementation under test: its informer on a clientset of
@@ -211,9 +213,11 @@ func (o *countingObserver) Dropped(err error) {
 	o.next.Dropped(err)
 }
 
-// newClient builds (does not start) the implementation sp names. reg, if
-// not nil, receives ours' metrics.
-func newClient(sp spec, reg prometheus.Registerer) (_ *client, err error) {
+// clientConfig is the REST config of an implementation under test: sp's
+// endpoint and content type, and a dialer of its own, so that client-go
+// builds a transport of its own instead of sharing its cached one and
+// implementations never share a connection.
+func clientConfig(sp spec) (*rest.Config, error) {
 	rc, err := sp.Endpoint.restConfig()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", sp.Impl, err)
@@ -225,10 +229,17 @@ func newClient(sp spec, reg prometheus.Registerer) (_ *client, err error) {
 	} else {
 		rc.ContentType = runtime.ContentTypeJSON
 	}
-	// A dialer of its own makes client-go build a transport of its own
-	// instead of sharing its cached one: implementations never share a
-	// connection.
 	rc.Dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	return rc, nil
+}
+
+// newClient builds (does not start) the implementation sp names. reg, if
+// not nil, receives ours' metrics.
+func newClient(sp spec, reg prometheus.Registerer) (_ *client, err error) {
+	rc, err := clientConfig(sp)
+	if err != nil {
+		return nil, err
+	}
 	cs, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return nil, fmt.Errorf("%s: clientset: %w", sp.Impl, err)

@@ -13,6 +13,7 @@
 //	go run ./cmd/loadgen                                  # make run: the controller scenario
 //	go run ./cmd/loadgen --scenario informer --handlers 4 --readers 4
 //	go run ./cmd/loadgen --scenario scale --scale-pods 10k,30k,100k
+//	go run ./cmd/loadgen --scenario replicas --replicas 1,2,3 --shard-selector both
 //	go run ./cmd/loadgen --kubeconfig ~/.kube/config --pods 2000 --churn-rate 200
 //
 // # Scenarios
@@ -27,7 +28,11 @@
 // it), cache freshness (the stamp → the handler's notification, when the
 // cache holds the change), CPU and retained heap. informer runs event
 // handlers (and cache readers) instead; scale sweeps the controller
-// scenario over --scale-pods.
+// scenario over --scale-pods; replicas runs the controller scenario split
+// over 1, 2, 3 (--replicas) controller replica processes, each a
+// replicas/runner.Runner with the same reconcile function behind its
+// handler, and reports reconciles/s, memory and decoding per replica
+// (replicas.go, replica_child.go).
 //
 // Where each stack's parts plug in: listerWatcher (the decoder) and
 // newQueue (the work queue) in impl.go are the only places that choose

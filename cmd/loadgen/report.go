@@ -15,7 +15,7 @@ import (
 // reportSchemaVersion is the version of report.json's layout; the layout is
 // described by report.schema.json (embedded), and any change to it bumps
 // this number.
-const reportSchemaVersion = 3
+const reportSchemaVersion = 4
 
 // Trial modes.
 const (
@@ -49,6 +49,8 @@ type report struct {
 	Server        serverCost         `json:"server"`
 	Charts        []chart            `json:"charts"`
 	Trials        []trialReport      `json:"trials"`
+	// Replicas is the replicas scenario's section (its only results).
+	Replicas *replicasReport `json:"replicas,omitempty"`
 }
 
 // settings are the workload's and every stack's parameters.
@@ -249,6 +251,9 @@ func newReport(c config, md metadata) *report {
 		switch v.core {
 		case implOurs:
 			info.Informer = "shardinformer pipeline.Informer"
+			if c.scenario == scenarioReplicas {
+				info.Informer = "replicas/runner.Runner: one shardinformer pipeline.Informer per slot held"
+			}
 			shards := "GOMAXPROCS (" + fmt.Sprint(md.GOMAXPROCS) + ")"
 			if c.shards > 0 {
 				shards = fmt.Sprint(c.shards)
@@ -304,6 +309,17 @@ func (r *report) finish() {
 	r.Decomposition = r.decompose()
 	r.Charts = r.charts()
 	r.Headline = r.headline()
+	if rr := r.Replicas; rr != nil {
+		r.Pass = rr.Pass
+		for _, t := range rr.Trials {
+			r.Server.PopulateSeconds += t.Server.PopulateSeconds
+			r.Server.PreencodeSeconds += t.Server.PreencodeSeconds
+			r.Server.SetupCPUSeconds += t.Server.SetupCPUSeconds
+			r.Server.CPUSeconds += t.ParentCPUSeconds
+		}
+		r.Charts = append(r.Charts, rr.charts()...)
+		r.Headline = rr.headline(r.Settings.Sizes[0])
+	}
 }
 
 // decompose returns the 2×2 decomposition of the figures, or nil unless
@@ -687,6 +703,8 @@ func fmtValue(unit string, v float64) string {
 		return fmtRate(v)
 	case "bytes_per_object":
 		return fmt.Sprintf("%.0f B", v)
+	case "ratio":
+		return fmt.Sprintf("%.2f", v)
 	}
 	return fmt.Sprintf("%.0f", v)
 }
@@ -721,9 +739,12 @@ func printSummary(w io.Writer, r *report) {
 		r.Metadata.GOMAXPROCS, r.Metadata.GoVersion, short(r.Metadata.Commit))
 	fmt.Fprintln(w, r.Headline)
 	fmt.Fprintln(w)
-	if r.Scenario == scenarioScale {
+	switch {
+	case r.Scenario == scenarioScale:
 		printScale(w, r)
-	} else {
+	case r.Replicas != nil:
+		printReplicas(w, r)
+	default:
 		printFigures(w, r)
 		printDecomposition(w, r)
 	}

@@ -57,7 +57,14 @@ func run(ctx context.Context, c config, stdout, stderr io.Writer) (*report, erro
 		}
 	}
 	prog := newProgress(stderr, c.progress)
-	for _, pods := range c.sizes() {
+	sizes := c.sizes()
+	if c.scenario == scenarioReplicas {
+		sizes = nil // trials of its own: replica processes
+		if rep.Replicas, err = runReplicaScenario(ctx, c, iters, dir, prog, stderr); err != nil {
+			return nil, err
+		}
+	}
+	for _, pods := range sizes {
 		for r := 1; r <= c.runs; r++ {
 			groups := [][]string{c.impls}
 			if !c.sideBySide {
@@ -478,8 +485,11 @@ func (tr *trial) all(f func(*side) bool) bool {
 	return true
 }
 
-func (tr *trial) broadcast(cmd command) error {
-	for _, s := range tr.sides {
+func (tr *trial) broadcast(cmd command) error { return broadcast(tr.sides, cmd) }
+
+// broadcast sends cmd to every side.
+func broadcast(sides []*side, cmd command) error {
+	for _, s := range sides {
 		if err := s.send(cmd); err != nil {
 			return fmt.Errorf("%s: %w", s.impl, err)
 		}
@@ -490,6 +500,12 @@ func (tr *trial) broadcast(cmd command) error {
 // pump handles the sides' messages until done() holds (checked after each
 // message and every 10ms), a side fails or ctx ends.
 func (tr *trial) pump(ctx context.Context, done func() bool) error {
+	return pump(ctx, tr.msgs, tr.handle, done)
+}
+
+// pump passes the messages of msgs to handle until done() holds (checked
+// after each message and every 10ms), handle fails or ctx ends.
+func pump(ctx context.Context, msgs <-chan sideMsg, handle func(sideMsg) error, done func() bool) error {
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	for !done() {
@@ -497,8 +513,8 @@ func (tr *trial) pump(ctx context.Context, done func() bool) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-tick.C:
-		case sm := <-tr.msgs:
-			if err := tr.handle(sm); err != nil {
+		case sm := <-msgs:
+			if err := handle(sm); err != nil {
 				return err
 			}
 		}

@@ -120,7 +120,7 @@ var (
 )
 
 // parseImpls reads --impl: "" or "both" (shardinformer and client-go; the
-// scale scenario: shardinformer), "all" (the 2×2 of cores and decoders), or
+// scale and replicas scenarios: shardinformer), "all" (the 2×2 of cores and decoders), or
 // a comma-separated list of implementation names. It returns the canonical
 // names in run order and each one's variant.
 func parseImpls(s, scenario string, dietDefault bool) ([]string, map[string]variant, error) {
@@ -128,7 +128,7 @@ func parseImpls(s, scenario string, dietDefault bool) ([]string, map[string]vari
 	switch s {
 	case "":
 		names = []string{implOurs, implClientGo}
-		if scenario == scenarioScale {
+		if scenario == scenarioScale || scenario == scenarioReplicas {
 			names = []string{implOurs}
 		}
 	case "both":

@@ -577,3 +577,72 @@ func TestGateParallel(t *testing.T) {
 		t.Fatalf("a closed gate passed a call: %q", log)
 	}
 }
+
+// TestRunLeavesNoGoroutine: one replica takes every slot and its handler
+// sees every pod; once its context is cancelled, Run hands the slots back
+// (every pod leaves the view), deletes its Lease and returns nil, and no
+// goroutine of the Runner, its slot informers (client-go's or the
+// pipeline's, with parallel handler calls) or its ListerWatchers is left.
+func TestRunLeavesNoGoroutine(t *testing.T) {
+	for _, parallel := range []bool{false, true} {
+		t.Run(fmt.Sprint("parallel=", parallel), func(t *testing.T) {
+			testkit.CheckLeaks(t, "shardinformer/pipeline.", "shardinformer/replicas/", "k8s.io/client-go/tools/cache.")
+			b := simBackend(t, true)
+			for i := range 50 {
+				if err := b.create(apisim.NewPod("ns", fmt.Sprint("pod-", i), int64(i), apisim.PodOptions{})); err != nil {
+					t.Fatal(err)
+				}
+			}
+			l := newLedger(t)
+			l.views["r"] = map[string]string{}
+			dec := &decoded{}
+			cs := dec.client(t, b.cfg)
+			cfg := Config{
+				Members: members.Config{Leases: cs.CoordinationV1().Leases("ctrl"), Group: "g", Identity: "r",
+					LeaseDuration: 4 * time.Second, RenewDeadline: 2500 * time.Millisecond, RenewInterval: 50 * time.Millisecond},
+				Slots:   4,
+				Inner:   dec.podLW(cs),
+				Handler: recorder{l, "r"},
+				NewInformer: func(lw cache.ListerWatcher) cache.SharedIndexInformer {
+					return cache.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, cache.Indexers{})
+				},
+			}
+			if parallel {
+				cfg.Workers = 4
+				cfg.NewInformer = func(lw cache.ListerWatcher) cache.SharedIndexInformer {
+					return pipeline.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, cache.Indexers{}, pipeline.WithShards(2))
+				}
+			}
+			r, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- r.Run(ctx) }()
+			inView := func() int {
+				l.mu.Lock()
+				defer l.mu.Unlock()
+				return len(l.views["r"])
+			}
+			if err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, 30*time.Second, true,
+				func(context.Context) (bool, error) { return inView() == 50, nil }); err != nil {
+				t.Fatalf("%d of 50 pods in view", inView())
+			}
+			cancel()
+			if err := <-done; err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if n := inView(); n != 0 {
+				t.Errorf("%d pods still in view after Run returned", n)
+			}
+			if _, err := cs.CoordinationV1().Leases("ctrl").Get(context.Background(), "g-r", metav1.GetOptions{}); err == nil {
+				t.Error("the Lease is still there after Run returned")
+			}
+			// Run has returned: its goroutines must be gone now, not later.
+			if left := testkit.Goroutines("shardinformer/pipeline.", "shardinformer/replicas/", "k8s.io/client-go/tools/cache."); len(left) > 0 {
+				t.Logf("%d goroutine(s) still finishing right after Run returned (CheckLeaks waits for them)", len(left))
+			}
+		})
+	}
+}

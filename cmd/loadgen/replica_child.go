@@ -1,0 +1,521 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/watchlist"
+
+	"github.com/shardinformer/shardinformer/pipeline"
+	"github.com/shardinformer/shardinformer/replicas"
+	"github.com/shardinformer/shardinformer/replicas/members"
+	"github.com/shardinformer/shardinformer/replicas/rangelw"
+	"github.com/shardinformer/shardinformer/replicas/runner"
+	"github.com/shardinformer/shardinformer/shardselector"
+)
+
+// replicaSpec is what a replica process needs beyond spec: its identity
+// and the group's settings, the same for every replica of a trial.
+type replicaSpec struct {
+	Identity      string        `json:"identity"`
+	Group         string        `json:"group"`
+	Namespace     string        `json:"namespace"` // of the Leases
+	Slots         int           `json:"slots"`
+	LeaseDuration time.Duration `json:"lease_duration"`
+	RenewDeadline time.Duration `json:"renew_deadline"`
+	RenewInterval time.Duration `json:"renew_interval"`
+}
+
+// replicaSample is the replica's part of a timeline sample.
+type replicaSample struct {
+	Keys        int64  `json:"keys"`         // keys reconciled and still in view (the controller's len(reconciled))
+	ActiveSlots []int  `json:"active_slots"` // slots with at least one object in the handler's view
+	Informers   int    `json:"informers"`    // slot informers running
+	Queue       int    `json:"queue"`        // work queue length
+	Objects     uint64 `json:"objects"`      // pod objects decoded: list items and watch events
+	Bytes       uint64 `json:"bytes"`        // pod list and watch response bytes read
+}
+
+// replicaFigures is what a replica measures of itself at the end; the
+// parent adds the phase splits from its samples.
+type replicaFigures struct {
+	Objects           int        `json:"objects"`   // cached by its running slot informers
+	ViewKeys          int        `json:"view_keys"` // in its handler's view
+	ActiveSlots       []int      `json:"active_slots"`
+	Reconciles        uint64     `json:"reconciles"`
+	ChurnReconciles   uint64     `json:"churn_reconciles"` // reconciles that took a churn change
+	Latency           latencyRep `json:"latency"`          // change → reconcile start
+	DecodedObjects    uint64     `json:"decoded_objects"`
+	DecodedBytes      uint64     `json:"decoded_bytes"`
+	Fallbacks         uint64     `json:"fallbacks"`       // slot informers that found shardSelector ignored
+	DroppedObjects    uint64     `json:"dropped_objects"` // objects filtered out on the client
+	CPUSeconds        float64    `json:"cpu_seconds"`     // the process's, from its start
+	PeakHeapBytes     uint64     `json:"peak_heap_bytes"`
+	PeakRSSBytes      uint64     `json:"peak_rss_bytes"`
+	RetainedHeapBytes uint64     `json:"retained_heap_bytes"` // live heap at the end, bookkeeping released, minus the live heap at the start
+	BookkeepingBytes  uint64     `json:"bookkeeping_bytes"`   // loadgen's per-key records, released before the heap was measured
+	GCCount           uint32     `json:"gc_count"`
+}
+
+// replicaState is a replica's final view for the parent's checks; it is
+// not part of the report.
+type replicaState struct {
+	View       map[string]string `json:"view"`       // key → resourceVersion the handler last saw
+	Reconciled map[string]string `json:"reconciled"` // key → resourceVersion last reconciled
+	Spans      []keySpan         `json:"spans"`      // every stay of a key in the view
+}
+
+// keySpan is one stay of a key in a replica's view: from the start of the
+// handler call that added it to the end of the one that took it out
+// (unix nanos; To 0: still in view).
+type keySpan struct {
+	Key  string `json:"k"`
+	From int64  `json:"f"`
+	To   int64  `json:"t,omitempty"`
+}
+
+// slotIndex indexes the handler's view by the slot of the pod's uid.
+const slotIndex = "slot"
+
+// viewHandler is a replica's runner.Handler: it keeps the handler's view
+// (the objects of the active slots, as the Runner hands them over) in an
+// indexer the reconcile function reads, records each key's stays in the
+// view, and passes every call on to the controller's handler, which
+// enqueues the key. The Runner calls it one call at a time (Workers ≤ 1);
+// mu guards the stays anyway, as measuring reads them from another
+// goroutine.
+type viewHandler struct {
+	view cache.Indexer
+	ctl  *controller
+	mu   sync.Mutex
+	in   map[string]int64 // key → when it entered the view; REQUIRES: mu held
+	out  []keySpan        // stays ended; REQUIRES: mu held
+}
+
+func newViewHandler(ctl *controller, view cache.Indexer) *viewHandler {
+	return &viewHandler{view: view, ctl: ctl, in: map[string]int64{}}
+}
+
+// viewIndexers are the view's indexes: the reconcile function's, and the
+// slot of each pod for the active slots.
+func viewIndexers(slots int) cache.Indexers {
+	a, err := replicas.Assign(nil, slots)
+	if err != nil {
+		panic(err) // slot count validated by the parent
+	}
+	return cache.Indexers{appIndex: appIndexFunc, slotIndex: func(obj any) ([]string, error) {
+		p, ok := obj.(*corev1.Pod)
+		if !ok {
+			return nil, fmt.Errorf("slot index: %T is not a pod", obj)
+		}
+		return []string{strconv.Itoa(a.Slot(shardselector.Hash(string(p.UID))))}, nil
+	}}
+}
+
+func (h *viewHandler) enter(key string, at int64) {
+	h.mu.Lock()
+	if _, ok := h.in[key]; !ok {
+		h.in[key] = at
+	}
+	h.mu.Unlock()
+}
+
+func (h *viewHandler) OnAdd(obj any, isInInitialList bool) {
+	h.enter(podKey(obj.(*corev1.Pod)), time.Now().UnixNano())
+	_ = h.view.Add(obj) // a pod always has a key
+	h.ctl.OnAdd(obj, isInInitialList)
+}
+
+func (h *viewHandler) OnUpdate(oldObj, newObj any) {
+	h.enter(podKey(newObj.(*corev1.Pod)), time.Now().UnixNano())
+	_ = h.view.Update(newObj)
+	h.ctl.OnUpdate(oldObj, newObj)
+}
+
+func (h *viewHandler) OnDelete(obj any) {
+	_ = h.view.Delete(obj)
+	h.ctl.OnDelete(obj)
+	key := deletedKey(obj)
+	h.mu.Lock()
+	if from, ok := h.in[key]; ok {
+		delete(h.in, key)
+		h.out = append(h.out, keySpan{Key: key, From: from, To: time.Now().UnixNano()})
+	}
+	h.mu.Unlock()
+}
+
+// spans returns every stay, the open ones with To 0.
+func (h *viewHandler) spans() []keySpan {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := slices.Clone(h.out)
+	for k, from := range h.in {
+		out = append(out, keySpan{Key: k, From: from})
+	}
+	return out
+}
+
+func (h *viewHandler) release() {
+	h.mu.Lock()
+	h.in, h.out = nil, nil
+	h.mu.Unlock()
+}
+
+// activeSlots returns the slots with an object in the view, sorted.
+func (h *viewHandler) activeSlots() []int {
+	out := []int{}
+	for _, v := range h.view.ListIndexFuncValues(slotIndex) {
+		if s, err := strconv.Atoi(v); err == nil {
+			out = append(out, s)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// informerSet tracks the slot informers running, for their cache sizes.
+type informerSet struct {
+	mu  sync.Mutex
+	set map[*slotInformer]struct{}
+}
+
+func (s *informerSet) len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.set)
+}
+
+// objects counts the objects cached by the running slot informers.
+func (s *informerSet) objects() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for inf := range s.set {
+		n += len(inf.GetStore().ListKeys())
+	}
+	return n
+}
+
+// slotInformer is a slot's informer, in the set while its Run runs.
+type slotInformer struct {
+	cache.SharedIndexInformer
+	set *informerSet
+}
+
+// RunWithContext runs the informer, in the set until it returns.
+func (s *slotInformer) RunWithContext(ctx context.Context) {
+	s.set.mu.Lock()
+	s.set.set[s] = struct{}{}
+	s.set.mu.Unlock()
+	defer func() {
+		s.set.mu.Lock()
+		delete(s.set.set, s)
+		s.set.mu.Unlock()
+	}()
+	s.SharedIndexInformer.RunWithContext(ctx)
+}
+
+// countingLW counts the pod objects its inner ListerWatcher returns: list
+// items and watch events other than bookmarks and errors (the WatchList
+// stream's initial events included), before any client-side filtering.
+type countingLW struct {
+	inner   cache.ListerWatcherWithContext
+	orig    cache.ListerWatcher
+	objects *atomic.Uint64
+}
+
+func (l countingLW) IsWatchListSemanticsUnSupported() bool {
+	return watchlist.DoesClientNotSupportWatchListSemantics(l.orig)
+}
+
+func (l countingLW) List(o metav1.ListOptions) (runtime.Object, error) {
+	return l.ListWithContext(context.Background(), o)
+}
+
+func (l countingLW) Watch(o metav1.ListOptions) (watch.Interface, error) {
+	return l.WatchWithContext(context.Background(), o)
+}
+
+func (l countingLW) ListWithContext(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+	list, err := l.inner.ListWithContext(ctx, o)
+	if err == nil {
+		l.objects.Add(uint64(meta.LenList(list)))
+	}
+	return list, err
+}
+
+func (l countingLW) WatchWithContext(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+	w, err := l.inner.WatchWithContext(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	return watch.Filter(w, func(e watch.Event) (watch.Event, bool) {
+		if e.Type != watch.Bookmark && e.Type != watch.Error {
+			l.objects.Add(1)
+		}
+		return e, true
+	}), nil
+}
+
+// countingRT counts the response bytes of pod lists and watches.
+type countingRT struct {
+	rt    http.RoundTripper
+	bytes *atomic.Uint64
+}
+
+func (c countingRT) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := c.rt.RoundTrip(req)
+	if err == nil && strings.HasSuffix(req.URL.Path, "/pods") {
+		resp.Body = countingBody{resp.Body, c.bytes}
+	}
+	return resp, err
+}
+
+type countingBody struct {
+	io.ReadCloser
+	bytes *atomic.Uint64
+}
+
+func (b countingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.bytes.Add(uint64(n))
+	return n, err
+}
+
+// replica is one controller replica under test: a runner.Runner whose
+// handler feeds the controller scenario's work queue and workers.
+type replica struct {
+	sp        spec
+	r         *runner.Runner
+	ctl       *controller
+	h         *viewHandler
+	informers *informerSet
+
+	objects, bytes      atomic.Uint64
+	fallbacks, droppped atomic.Uint64
+
+	cancel context.CancelFunc
+	done   chan struct{} // closed when Run and the workers have returned
+	runErr error         // Run's, once done is closed
+}
+
+// newReplica builds (does not start) the replica sp describes.
+func newReplica(sp spec) (*replica, error) {
+	rs := sp.Replica
+	rp := &replica{sp: sp, informers: &informerSet{set: map[*slotInformer]struct{}{}}, done: make(chan struct{})}
+	rc, err := clientConfig(sp)
+	if err != nil {
+		return nil, err
+	}
+	rc.Wrap(func(rt http.RoundTripper) http.RoundTripper { return countingRT{rt, &rp.bytes} })
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil, fmt.Errorf("%s: clientset: %w", rs.Identity, err)
+	}
+	lw, _, err := listerWatcher(sp, cs)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", rs.Identity, err)
+	}
+	newInformer, err := slotInformerFactory(sp, rp.informers)
+	if err != nil {
+		return nil, err
+	}
+	q, _, err := newQueue(sp.Core)
+	if err != nil {
+		return nil, err
+	}
+	view := cache.NewIndexer(cache.DeletionHandlingMetaNamespaceKeyFunc, viewIndexers(rs.Slots))
+	rp.ctl = newController(q, view, sp.Workers, sp.ReconcileIters, nil)
+	rp.h = newViewHandler(rp.ctl, view)
+	rp.r, err = runner.New(runner.Config{
+		Members: members.Config{Leases: cs.CoordinationV1().Leases(rs.Namespace), Group: rs.Group, Identity: rs.Identity,
+			LeaseDuration: rs.LeaseDuration, RenewDeadline: rs.RenewDeadline, RenewInterval: rs.RenewInterval},
+		Slots:       rs.Slots,
+		Inner:       countingLW{inner: cache.ToListerWatcherWithContext(lw), orig: lw, objects: &rp.objects},
+		NewInformer: newInformer,
+		Handler:     rp.h,
+		Hooks: rangelw.Hooks{Fallback: func() { rp.fallbacks.Add(1) },
+			Dropped: func(n int) { rp.droppped.Add(uint64(n)) }},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", rs.Identity, err)
+	}
+	return rp, nil
+}
+
+// slotInformerFactory returns the runner's NewInformer for sp's core: a
+// pipeline informer with sp's options, or client-go's, without indexes
+// (the reconcile function reads the handler's view), tracked in set.
+func slotInformerFactory(sp spec, set *informerSet) (func(cache.ListerWatcher) cache.SharedIndexInformer, error) {
+	if sp.Core != implOurs {
+		return func(lw cache.ListerWatcher) cache.SharedIndexInformer {
+			return &slotInformer{cache.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, cache.Indexers{}), set}
+		}, nil
+	}
+	policy, err := pipeline.ParseFullRingPolicy(sp.Policy)
+	if err != nil {
+		return nil, err
+	}
+	opts := []pipeline.Option{pipeline.WithRingCapacity(sp.RingSize), pipeline.WithFullRingPolicy(policy), pipeline.WithName(oursName)}
+	if sp.Shards > 0 {
+		opts = append(opts, pipeline.WithShards(sp.Shards))
+	}
+	if _, err := pipeline.New(&cache.ListWatch{}, &corev1.Pod{}, 0, cache.Indexers{}, opts...); err != nil {
+		return nil, err // the options are checked once here, so the factory cannot fail
+	}
+	return func(lw cache.ListerWatcher) cache.SharedIndexInformer {
+		inf, err := pipeline.New(lw, &corev1.Pod{}, 0, cache.Indexers{}, opts...)
+		if err != nil {
+			panic(err) // the same options passed above
+		}
+		return &slotInformer{inf, set}
+	}, nil
+}
+
+// start runs the Runner and the controller's workers on goroutines
+// labelled impl=<name>.
+func (rp *replica) start(ctx context.Context) {
+	rctx, cancel := context.WithCancel(ctx)
+	rp.cancel = cancel
+	pprof.Do(ctx, pprof.Labels("impl", rp.sp.Impl, "role", "informer"), func(ctx context.Context) {
+		go func() { // the replica's Run goroutine, parent of its workers
+			defer close(rp.done)
+			var wg sync.WaitGroup
+			wg.Go(func() { rp.ctl.run(ctx) })
+			rp.runErr = rp.r.Run(rctx)
+			// Run has delivered its tombstones: nothing enqueues any more.
+			rp.ctl.queue.ShutDown()
+			wg.Wait()
+		}()
+	})
+}
+
+// stop stops the Runner (it hands its slots over and deletes its Lease),
+// then the workers, and returns Run's error.
+func (rp *replica) stop() error {
+	rp.cancel()
+	<-rp.done
+	return rp.runErr
+}
+
+func (rp *replica) sample() *replicaSample {
+	return &replicaSample{Keys: rp.ctl.keys.Load(), ActiveSlots: rp.h.activeSlots(), Informers: rp.informers.len(),
+		Queue: rp.ctl.queue.Len(), Objects: rp.objects.Load(), Bytes: rp.bytes.Load()}
+}
+
+// serveReplica runs one replica through a replicas trial, driven by cmds
+// and reporting through emit: samples from the start; on finish, its
+// final state and figures; it stops when the parent closes the command
+// stream (or ctx ends) and returns after every goroutine it started has
+// exited.
+func serveReplica(ctx context.Context, sp spec, cmds <-chan command, emit func(message)) error {
+	if sp.Replica == nil {
+		return errors.New("replicas scenario without a replica spec")
+	}
+	heap0 := liveHeap()
+	cpu0 := cpuTime()
+	gc0, _ := gcStats()
+	rp, err := newReplica(sp)
+	if err != nil {
+		return err
+	}
+	var pk peaks
+	quit, exited := make(chan struct{}), make(chan struct{})
+	point := func() {
+		heap, rss := pk.sample()
+		emit(message{Type: msgSample, Sample: &sample{At: time.Now().UnixNano(), Synced: int(rp.ctl.initial.Load()),
+			Observed: rp.ctl.observed.Load(), Done: rp.ctl.reconciles.Load(), Heap: heap, RSS: rss,
+			CPU: (cpuTime() - cpu0).Seconds(), Replica: rp.sample()}})
+	}
+	go func() { // the replica's sampler; stopped before the result
+		defer close(exited)
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-tick.C:
+				point()
+			}
+		}
+	}()
+	stopSampler := sync.OnceFunc(func() { close(quit); <-exited })
+	defer stopSampler()
+	rp.start(ctx)
+	running := true
+	defer func() {
+		if running {
+			_ = rp.stop()
+		}
+	}()
+
+	var fin command
+	for fin.Cmd != cmdFinish {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case cmd, ok := <-cmds:
+			if !ok {
+				return errors.New("parent went away")
+			}
+			fin = cmd // churn-start and churn-end only mark the timeline, which the parent keeps
+		}
+	}
+	cpuEnd := cpuTime()
+	point()
+	stopSampler()
+	st := &replicaState{View: map[string]string{}, Reconciled: rp.ctl.reconciled.snapshot(), Spans: rp.h.spans()}
+	for _, obj := range rp.h.view.List() {
+		p := obj.(*corev1.Pod)
+		st.View[podKey(p)] = p.ResourceVersion
+	}
+	ctl := rp.ctl
+	ctl.deleteRec.join(fin.Deletes, &ctl.latency)
+	f := &replicaFigures{Objects: rp.informers.objects(), ViewKeys: len(st.View), ActiveSlots: rp.h.activeSlots(),
+		Reconciles: ctl.reconciles.Load(), ChurnReconciles: ctl.changes.Load(), Latency: latencyReport(merge(&ctl.latency)),
+		DecodedObjects: rp.objects.Load(), DecodedBytes: rp.bytes.Load(), Fallbacks: rp.fallbacks.Load(),
+		DroppedObjects: rp.droppped.Load(), CPUSeconds: (cpuEnd - cpu0).Seconds()}
+	f.PeakHeapBytes, f.PeakRSSBytes = pk.get()
+	gc1, _ := gcStats()
+	f.GCCount = gc1 - gc0
+	emit(message{Type: msgResult, ReplicaState: st})
+	st = nil
+	// The heap still held: the slot informers, the view, the queue and the
+	// Runner, once loadgen's per-key records are gone.
+	h0 := liveHeap()
+	ctl.reconciled.release()
+	ctl.pending.release()
+	rp.h.release()
+	ctl.deletes.release()
+	ctl.deleteRec.release()
+	h1 := liveHeap()
+	f.BookkeepingBytes, f.RetainedHeapBytes = sub(h0, h1), sub(h1, heap0)
+	emit(message{Type: msgResult, ReplicaResult: f})
+
+	// Keep the slots until the parent says stop (closes the commands), so
+	// that no replica hands its slots to a peer still measuring.
+	select {
+	case <-ctx.Done():
+	case <-cmds:
+	}
+	running = false
+	return rp.stop()
+}
