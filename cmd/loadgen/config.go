@@ -69,6 +69,8 @@ type config struct {
 	watchList     string // "on", "off" or "default"
 	managedFields bool
 	kubeconfig    string
+	reusePods     bool  // cluster: keep one populated namespace set across trials (reuse.go)
+	serverPIDs    []int // local API server processes whose CPU the report gives (apiserver.go)
 	outDir        string
 	out           string
 	html          string
@@ -187,7 +189,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs := flag.NewFlagSet("loadgen", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	c := config{args: append([]string{"loadgen"}, args...)}
-	var impl, mixS, policy, scalePods, replicaCounts string
+	var impl, mixS, policy, scalePods, replicaCounts, serverPIDs string
 	fs.StringVar(&c.scenario, "scenario", scenarioController, "what to run: controller, informer, scale or replicas (see above)")
 	fs.StringVar(&impl, "impl", "", "implementation(s) to run: a comma-separated list of shardinformer (our informer and work queue on the wire decoder), client-go (client-go's informer, work queue and decoder), client-go+wire (client-go's on the wire decoder), shardinformer+client-go-decoder (ours on client-go's decoder), each optionally with +diet or +no-diet (the wire's memory diet, overriding --diet); both = shardinformer,client-go; all = those four, the 2×2 of cores and decoders; empty = both (scale and replicas: shardinformer; replicas takes one)")
 	fs.BoolVar(&c.sideBySide, "side-by-side", false, "run the implementations at once in one process on one stream of events, instead of each alone in its own process; CPU is then split by goroutine label and heap and GC are shared")
@@ -216,6 +218,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.watchList, "watchlist", "default", "client-go WatchListClient feature gate: on, off or default (client-go's default, on in v0.37)")
 	fs.BoolVar(&c.managedFields, "managed-fields", false, "give pods managedFields (adds 3-6 KB each)")
 	fs.StringVar(&c.kubeconfig, "kubeconfig", "", "run against a real cluster: create pods in loadgen's own labelled namespaces (new ones for every run), churn through the API server, clean up on exit; empty = embedded simulated API server on 127.0.0.1")
+	fs.BoolVar(&c.reusePods, "reuse-pods", false, "with --kubeconfig: keep the pods for later trials and invocations instead of creating new namespaces every trial: namespaces loadgen-keep-<pods>-<namespaces>-<seed>-NNN, created (with what an interrupted populate missed) on first use and never deleted (kubectl delete ns -l "+labelRun+"=keep-<pods>-<namespaces>-<seed>); needs --scenario informer and no churn")
+	fs.StringVar(&serverPIDs, "server-pids", "", "comma-separated process ids of a local API server (and etcd): the report gives their CPU from the clients' start until every client was ready (Linux /proc)")
 	fs.StringVar(&c.outDir, "out-dir", "loadgen-results", "each invocation writes report.json, report.html and profiles into a new directory DIR/<time>-<scenario>; empty = none")
 	fs.StringVar(&c.out, "out", "", "also write the JSON report to this file")
 	fs.StringVar(&c.html, "html", "", "also write the HTML report to this file")
@@ -255,7 +259,11 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	if c.scenario == scenarioReplicas && !flagSet(fs, "pods") {
 		c.pods = defaultReplicaPods
 	}
+	if c.serverPIDs, err = parsePIDs(serverPIDs); err != nil {
+		errs = append(errs, err)
+	}
 	errs = append(errs, c.validate()...)
+	errs = append(errs, c.validateReuse()...)
 	if c.churnEvents == 0 && c.churnRate > 0 && c.churnDuration > 0 {
 		// Every trial writes the same sequence of events: a duration bound
 		// would end wherever the writer got to.

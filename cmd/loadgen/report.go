@@ -193,6 +193,9 @@ type trialServer struct {
 	PreencodeSeconds float64 `json:"preencode_seconds"`
 	SetupCPUSeconds  float64 `json:"setup_cpu_seconds"`
 	CPUSeconds       float64 `json:"cpu_seconds"` // this process, clients' start → check
+	// APIServerSyncCPUSeconds is the CPU of the --server-pids processes
+	// from the clients' start until every client was ready.
+	APIServerSyncCPUSeconds float64 `json:"apiserver_sync_cpu_seconds,omitempty"`
 }
 
 type churnReport struct {
@@ -755,6 +758,12 @@ func printSummary(w io.Writer, r *report) {
 	case r.Server.CPUSeconds > 0:
 		fmt.Fprintf(w, "\nserver and churn writer (parent process, not in the figures): %.1f CPU s while clients ran (server %.1f s, churn %.1f s by label); populate %.1f s, pre-encode %.1f s\n",
 			r.Server.CPUSeconds, r.Server.ServerCPUSeconds, r.Server.ChurnCPUSeconds, r.Server.PopulateSeconds, r.Server.PreencodeSeconds)
+	}
+	for _, t := range r.Trials {
+		if t.Server.APIServerSyncCPUSeconds > 0 {
+			fmt.Fprintf(w, "API server (--server-pids) CPU during the sync of %s (%d pods, run %d): %.2f s\n",
+				strings.Join(t.Impls, " + "), t.Pods, t.Run, t.Server.APIServerSyncCPUSeconds)
+		}
 	}
 	for _, t := range r.Trials {
 		for _, res := range t.Results {

@@ -201,7 +201,11 @@ func (tr *trial) do(ctx context.Context) (trialReport, error) {
 	}
 	var t target
 	if c.kubeconfig != "" {
-		ct, err := newClusterTarget(ctx, c, newRunID())
+		id := newRunID()
+		if c.reusePods {
+			id = reuseRunID(tr.pods, c.namespaces, c.seed)
+		}
+		ct, err := newClusterTarget(ctx, c, id)
 		if err != nil {
 			return res, err
 		}
@@ -232,6 +236,10 @@ func (tr *trial) do(ctx context.Context) (trialReport, error) {
 	defer stopProfiling()
 
 	cpu0 := cpuTime()
+	srvCPU0, err := serversCPU(c.serverPIDs)
+	if err != nil {
+		return res, err
+	}
 	if err := tr.start(ctx, t); err != nil {
 		return res, err
 	}
@@ -241,6 +249,13 @@ func (tr *trial) do(ctx context.Context) (trialReport, error) {
 	tr.phase = "sync"
 	if err := tr.pump(ctx, func() bool { return tr.all(func(s *side) bool { return s.ready != 0 }) }); err != nil {
 		return res, err
+	}
+	if len(c.serverPIDs) > 0 {
+		srvCPU1, err := serversCPU(c.serverPIDs)
+		if err != nil {
+			return res, err
+		}
+		res.Server.APIServerSyncCPUSeconds = (srvCPU1 - srvCPU0).Seconds()
 	}
 	g, err := tr.churn(ctx, t, &res)
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	goruntime "runtime"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/shardinformer/shardinformer/apisim"
@@ -244,6 +243,7 @@ type clusterTarget struct {
 	seed          int64
 	managedFields bool
 	writers       int
+	keep          bool // --reuse-pods: populate only what is missing, delete nothing
 
 	mu      sync.Mutex
 	created []string // namespaces created, for cleanup
@@ -255,6 +255,7 @@ func newClusterTarget(ctx context.Context, c config, runID string) (*clusterTarg
 		return nil, fmt.Errorf("--kubeconfig %s: %w", c.kubeconfig, err)
 	}
 	rc.QPS, rc.Burst = -1, -1 // loadgen paces itself
+	rc.ContentType = runtime.ContentTypeProtobuf
 	cs, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return nil, fmt.Errorf("--kubeconfig %s: %w", c.kubeconfig, err)
@@ -265,7 +266,7 @@ func newClusterTarget(ctx context.Context, c config, runID string) (*clusterTarg
 		return nil, fmt.Errorf("--kubeconfig %s: API server %s unreachable or refusing: %w", c.kubeconfig, rc.Host, err)
 	}
 	return &clusterTarget{kubeconfig: c.kubeconfig, cfg: rc, cs: cs, runID: runID, namespaces: c.namespaces, seed: c.seed,
-		managedFields: c.managedFields, writers: max(c.churnWorkers, 16)}, nil
+		managedFields: c.managedFields, writers: max(c.churnWorkers, 16), keep: c.reusePods}, nil
 }
 
 func (t *clusterTarget) kind() string { return "cluster" }
@@ -274,47 +275,20 @@ func (t *clusterTarget) endpoint() endpoint {
 }
 func (t *clusterTarget) namespace(i int) string { return namespaceName(t.endpoint(), i, t.namespaces) }
 
+// populate creates the run's namespaces and pods 0..n-1 with their status;
+// with --reuse-pods, only what an earlier run did not create.
 func (t *clusterTarget) populate(ctx context.Context, n int, progress func(int)) error {
-	for i := range t.namespaces {
-		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: t.namespace(i), Labels: map[string]string{labelRun: t.runID}}}
-		if _, err := t.cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
-			return fmt.Errorf("create namespace %s: %w", ns.Name, err)
-		}
-		t.mu.Lock()
-		t.created = append(t.created, ns.Name)
-		t.mu.Unlock()
-		// Pods need their service account; without a controller manager
-		// nobody creates "default".
-		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: ns.Name}}
-		if _, err := t.cs.CoreV1().ServiceAccounts(ns.Name).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("create service account in %s: %w", ns.Name, err)
+	if err := t.createNamespaces(ctx); err != nil {
+		return err
+	}
+	var have map[string]podProgress
+	if t.keep {
+		var err error
+		if have, err = t.existingPods(ctx); err != nil {
+			return fmt.Errorf("list the kept pods: %w", err)
 		}
 	}
-	var next, done atomic.Int64
-	var firstErr error
-	var errOnce sync.Once
-	var wg sync.WaitGroup
-	for range t.writers {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n || ctx.Err() != nil {
-					return
-				}
-				p := t.prepare(newPod(t.namespace(i), podName(i), podSeed(t.seed, i), t.managedFields))
-				if _, err := t.cs.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
-					errOnce.Do(func() { firstErr = fmt.Errorf("create pod %s/%s: %w", p.Namespace, p.Name, err) })
-					return
-				}
-				progress(int(done.Add(1)))
-			}
-		})
-	}
-	wg.Wait()
-	if firstErr != nil {
-		return firstErr
-	}
-	return ctx.Err()
+	return t.writePods(ctx, n, have, progress)
 }
 
 // prepare makes a generated pod acceptable to a real API server: no owner
@@ -361,9 +335,13 @@ func (t *clusterTarget) state(ctx context.Context) (map[string]string, error) {
 	return listState(ctx, t.cs, opts)
 }
 
-// close deletes the run's pods (immediately, without grace) and namespaces.
-// It is called on every exit path, Ctrl-C included, with a fresh context.
+// close deletes the run's pods (immediately, without grace) and namespaces,
+// unless they are kept (--reuse-pods). It is called on every exit path,
+// Ctrl-C included, with a fresh context.
 func (t *clusterTarget) close(ctx context.Context) error {
+	if t.keep {
+		return nil
+	}
 	t.mu.Lock()
 	nss := append([]string(nil), t.created...)
 	t.mu.Unlock()

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// kubeconfigFile writes a syntactically valid kubeconfig (parseFlags only
+// checks that it exists) and returns its path.
+func kubeconfigFile(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(path, []byte("apiVersion: v1\nkind: Config\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestParseFlagsReusePods(t *testing.T) {
+	kc := kubeconfigFile(t)
+	ok := []string{"--kubeconfig", kc, "--reuse-pods", "--scenario", "informer", "--churn-duration", "0", "--churn-events", "0"}
+	c, err := parseFlags(ok, io.Discard)
+	if err != nil {
+		t.Fatalf("parseFlags(%q): %v", ok, err)
+	}
+	if !c.reusePods {
+		t.Error("--reuse-pods not set")
+	}
+	if d, err := parseFlags(nil, io.Discard); err != nil || d.reusePods || d.serverPIDs != nil {
+		t.Errorf("defaults: reuse %v server pids %v, err %v; want off", d.reusePods, d.serverPIDs, err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--reuse-pods", "--scenario", "informer", "--churn-duration", "0"}, []string{"--reuse-pods needs --kubeconfig"}},
+		{[]string{"--reuse-pods", "--kubeconfig", kc, "--churn-duration", "0"}, []string{"--reuse-pods needs --scenario informer", "controller scenario"}},
+		{[]string{"--reuse-pods", "--kubeconfig", kc, "--scenario", "informer"}, []string{"--reuse-pods needs no churn"}},
+		{[]string{"--reuse-pods", "--kubeconfig", kc, "--scenario", "informer", "--churn-duration", "0", "--churn-events", "5"}, []string{"needs no churn"}},
+		{[]string{"--reuse-pods", "--scenario", "scale"}, []string{"needs --kubeconfig", "needs --scenario informer", "needs no churn"}},
+	} {
+		_, err := parseFlags(tc.args, io.Discard)
+		for _, w := range tc.want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("parseFlags(%q) = %v, want an error containing %q", tc.args, err, w)
+			}
+		}
+	}
+}
+
+func TestReuseRunIDIsAValidLabelAndNamespace(t *testing.T) {
+	for _, tc := range []struct {
+		pods, namespaces int
+		seed             int64
+	}{{100000, 100, 1}, {1, 1, 0}, {math.MaxInt32, 999, math.MinInt64}, {5, 7, math.MaxInt64}} {
+		id := reuseRunID(tc.pods, tc.namespaces, tc.seed)
+		if errs := validation.IsValidLabelValue(id); len(errs) > 0 {
+			t.Errorf("run id %q is not a label value: %v", id, errs)
+		}
+		ns := namespaceName(endpoint{Kind: "cluster", RunID: id}, tc.namespaces-1, tc.namespaces)
+		if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+			t.Errorf("namespace %q is not a DNS label: %v", ns, errs)
+		}
+	}
+	// The same flags name the same pods; any other value names others.
+	a := reuseRunID(100000, 100, 1)
+	if a != reuseRunID(100000, 100, 1) {
+		t.Error("run id not deterministic")
+	}
+	for _, b := range []string{reuseRunID(10000, 100, 1), reuseRunID(100000, 10, 1), reuseRunID(100000, 100, 2), reuseRunID(1000001, 0, 0)} {
+		if a == b {
+			t.Errorf("%q names two pod sets", a)
+		}
+	}
+}
+
+func TestParseFlagsServerPIDs(t *testing.T) {
+	self := strconv.Itoa(os.Getpid())
+	c, err := parseFlags([]string{"--server-pids", self + ", " + self}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(c.serverPIDs, []int{os.Getpid(), os.Getpid()}) {
+		t.Errorf("server pids %v", c.serverPIDs)
+	}
+	for _, tc := range []struct{ arg, want string }{
+		{"x", `"x" is not a process id`},
+		{"0", `"0" is not a process id`},
+		{"1,", `"" is not a process id`},
+		{"-3", `"-3" is not a process id`},
+		{"4194305", "--server-pids: open /proc/4194305/stat"}, // above the kernel's pid limit
+	} {
+		_, err := parseFlags([]string{"--server-pids", tc.arg}, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("--server-pids %q: %v, want an error containing %q", tc.arg, err, tc.want)
+		}
+	}
+	var out bytes.Buffer
+	if _, err := parseFlags([]string{"--help"}, &out); !errors.Is(err, flag.ErrHelp) {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"reuse-pods", "server-pids"} {
+		if !strings.Contains(out.String(), "  -"+f+" ") && !strings.Contains(out.String(), "  -"+f+"\n") {
+			t.Errorf("--help does not document -%s", f)
+		}
+	}
+}
+
+func TestParseProcStat(t *testing.T) {
+	// Fields 14 and 15 are utime and stime in clock ticks; the command
+	// name may contain spaces and parentheses.
+	line := "4242 (kube apiserver) (x)) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 75 0 0 20 0 30 0 1000 0 0\n"
+	d, err := parseProcStat(line)
+	if err != nil || d != 3250*time.Millisecond {
+		t.Errorf("parseProcStat = %v, %v; want 3.25s (325 ticks)", d, err)
+	}
+	for _, bad := range []string{"", "4242 kube-apiserver S 1", "4242 (a) S 1 2 3", "4242 (a) S 1 4242 4242 0 -1 4194560 100 0 0 0 x 75 0"} {
+		if _, err := parseProcStat(bad); err == nil {
+			t.Errorf("parseProcStat(%q): no error", bad)
+		}
+	}
+	// This process's own reading is a CPU time that does not go backwards.
+	a, err := procCPU(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := serversCPU([]int{os.Getpid()}); err != nil || b < a {
+		t.Errorf("serversCPU = %v, %v; want ≥ %v", b, err, a)
+	}
+}
