@@ -47,9 +47,10 @@ type cpuProbe struct {
 }
 
 // benchSplitHz is the CPU profile's sampling rate for the split (0: off). At
-// the default 100 Hz a run of a second yields about 200 samples on two cores;
-// a higher rate gives a finer split (the runtime warns on stderr that it
-// cannot set the rate, and uses it anyway).
+// the runtime's default 100 Hz a run of a second yields about 200 samples on
+// two cores; a higher rate gives a finer split, up to the kernel's tick rate
+// (often 250 Hz; see report). The runtime warns on stderr that it cannot set
+// a rate other than 100, and uses it anyway.
 var benchSplitHz = envInt("BENCH_CPU_SPLIT_HZ", 0)
 
 // startCPU starts measuring. Call end and report with the same probe at the end of
@@ -78,8 +79,12 @@ func (p *cpuProbe) end() {
 }
 
 // report adds cpu-ns/<per> (the whole process's CPU time in the region over
-// n) and, with a profile, <role>-ns/<per> for every role that took any. Call
-// it after end.
+// n) and, with a profile, <role>-ns/<per> for every role that took any: its
+// share of the profile's samples times cpu-ns/<per>. (The profile's own total
+// falls short of the process's CPU time: the kernel checks a thread's CPU
+// timer once per tick, so at rates above its tick rate samples are lost, and
+// at any rate time not yet worth a sample when a thread parks is never
+// counted. The shares are what it measures.) Call it after end.
 func (p *cpuProbe) report(res *Result, n float64, per string) {
 	res.add("cpu-ns/"+per, float64(p.cpu0)/n)
 	if !p.profile {
@@ -89,9 +94,16 @@ func (p *cpuProbe) report(res *Result, n float64, per string) {
 	if err != nil {
 		panic(err) // our own profile, just written: a bug
 	}
+	var sampled time.Duration
+	for _, d := range split {
+		sampled += d
+	}
+	if sampled == 0 {
+		return
+	}
 	for _, r := range roles {
 		if d, ok := split[r]; ok {
-			res.add(string(r)+"-ns/"+per, float64(d)/n)
+			res.add(string(r)+"-ns/"+per, float64(p.cpu0)*float64(d)/float64(sampled)/n)
 		}
 	}
 }
@@ -123,19 +135,33 @@ const (
 )
 
 // classify charges a sample to a role by its stack (innermost frame first):
-// the first frame, from the innermost outwards, that belongs to a role wins.
-// So a sample in the scheduler or the GC is theirs whoever called it (a
-// channel send that wakes a goroutine counts its wake-up as sched), and a
-// sample in a helper (a map, a malloc, meta.Accessor) belongs to the code that
-// called it: client-go's key function called by our store is the informer's,
-// a channel receive in the Reflector is the reflector's.
+// the first frame, from the innermost outwards, that belongs to a role wins,
+// except that everything a reader goroutine does is the readers'. So a
+// sample in the scheduler or the GC is theirs whoever called it (a channel
+// send that wakes a goroutine counts its wake-up as sched), and a sample in a
+// helper (a map, a malloc, meta.Accessor) belongs to the code that called it:
+// client-go's key function called by our store is the informer's, a channel
+// receive in the Reflector is the reflector's, an index scan in a reader is
+// the readers'.
 func classify(stack []string) Role {
-	for _, f := range stack {
-		if r, ok := roleOf(f); ok {
+	role := RoleOther
+	for i, f := range stack {
+		r, ok := roleOf(f)
+		if !ok {
+			continue
+		}
+		if r == RoleGC || r == RoleSched {
 			return r
 		}
+		role = r
+		for _, g := range stack[i:] {
+			if strings.HasPrefix(g, modPrefix+"bench.startReaders") {
+				return RoleReaders
+			}
+		}
+		break
 	}
-	return RoleOther
+	return role
 }
 
 func roleOf(f string) (Role, bool) {
