@@ -2,6 +2,12 @@ package bench
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"strings"
@@ -44,6 +50,7 @@ type cpuProbe struct {
 	cpu0    time.Duration // at start; end turns it into the region's CPU time
 	buf     bytes.Buffer
 	profile bool
+	name    string // the benchmark's, for BENCH_CPU_PROFILE_DIR
 }
 
 // benchSplitHz is the CPU profile's sampling rate for the split (0: off). At
@@ -53,10 +60,17 @@ type cpuProbe struct {
 // a rate other than 100, and uses it anyway.
 var benchSplitHz = envInt("BENCH_CPU_SPLIT_HZ", 0)
 
-// startCPU starts measuring. Call end and report with the same probe at the end of
-// the region.
-func startCPU() *cpuProbe {
+// benchProfileDir, if set (BENCH_CPU_PROFILE_DIR), is where each split's
+// CPU profile is also written, for pprof: <dir>/<benchmark name>.<n>.pprof.
+var benchProfileDir = os.Getenv("BENCH_CPU_PROFILE_DIR")
+
+// startCPU starts measuring the timed region of t. Call end and report with
+// the same probe at the end of the region.
+func startCPU(t Timer) *cpuProbe {
 	p := &cpuProbe{}
+	if b, ok := t.(interface{ Name() string }); ok {
+		p.name = b.Name()
+	}
 	if benchSplitHz > 0 {
 		if benchSplitHz != 100 {
 			runtime.SetCPUProfileRate(benchSplitHz)
@@ -90,7 +104,10 @@ func (p *cpuProbe) report(res *Result, n float64, per string) {
 	if !p.profile {
 		return
 	}
-	split, err := splitProfile(&p.buf)
+	if benchProfileDir != "" {
+		p.save()
+	}
+	split, err := splitProfile(bytes.NewReader(p.buf.Bytes()))
 	if err != nil {
 		panic(err) // our own profile, just written: a bug
 	}
@@ -108,9 +125,28 @@ func (p *cpuProbe) report(res *Result, n float64, per string) {
 	}
 }
 
+// save writes the profile to benchProfileDir, under a name no earlier run took.
+func (p *cpuProbe) save() {
+	base := filepath.Join(benchProfileDir, strings.NewReplacer("/", "_", "=", "-").Replace(p.name))
+	for i := 0; ; i++ {
+		f, err := os.OpenFile(fmt.Sprintf("%s.%d.pprof", base, i), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err == nil {
+			_, err = f.Write(p.buf.Bytes())
+			err = errors.Join(err, f.Close())
+		}
+		if err != nil {
+			panic(fmt.Sprintf("bench: BENCH_CPU_PROFILE_DIR: %v", err))
+		}
+		return
+	}
+}
+
 // splitProfile sums a CPU profile's samples by role.
-func splitProfile(buf *bytes.Buffer) (map[Role]time.Duration, error) {
-	prof, err := profile.Parse(buf)
+func splitProfile(r io.Reader) (map[Role]time.Duration, error) {
+	prof, err := profile.Parse(r)
 	if err != nil {
 		return nil, err
 	}

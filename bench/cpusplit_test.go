@@ -56,7 +56,7 @@ func TestSplitProfile(t *testing.T) {
 	old := benchSplitHz
 	benchSplitHz = 100
 	defer func() { benchSplitHz = old }()
-	p := startCPU()
+	p := startCPU(NopTimer{})
 	if !p.profile {
 		t.Skip("another CPU profile is running")
 	}

@@ -158,7 +158,9 @@
 // goroutines, futexes, idle Ps looking for work) and other. The innermost
 // frame that belongs to a role wins, so a wake-up inside a channel send is
 // sched and a map write inside a queue is the informer's. The profiler's own
-// allocations then count in allocs/event. Since producer and reflector do the
+// allocations then count in allocs/event. BENCH_CPU_PROFILE_DIR=<dir> also
+// writes each of those profiles there, named after the benchmark, for
+// `go tool pprof`. Since producer and reflector do the
 // same work per event for both implementations, producer+reflector of
 // client-go's run, P, against client-go's cpu-ns/event, C, bounds the ratio
 // any informer can reach on saturated cores at C/P.

@@ -61,7 +61,7 @@ func (e *Env) Sync(t Timer, handlers int) (Result, error) {
 	}
 	heap0 := heapInUse()
 	m0 := mallocs()
-	probe := startCPU()
+	probe := startCPU(t)
 	t.StartTimer()
 	start := time.Now()
 	err := e.Start(regs...)
@@ -157,7 +157,7 @@ func (e *Env) Updates(t Timer, n int, hs []*Handler, o UpdateOptions) (Result, e
 	runtime.GC()
 	stopReaders := startReaders(e.Indexer(), e.set, o.Readers)
 	m0 := mallocs()
-	probe := startCPU()
+	probe := startCPU(t)
 	t.StartTimer()
 	start := time.Now()
 	var err error
