@@ -160,8 +160,9 @@
 // sched and a map write inside a queue is the informer's. The profiler's own
 // allocations then count in allocs/event. BENCH_CPU_PROFILE_DIR=<dir> also
 // writes each of those profiles there, named after the benchmark, for
-// `go tool pprof`. Since producer and reflector do the
-// same work per event for both implementations, producer+reflector of
-// client-go's run, P, against client-go's cpu-ns/event, C, bounds the ratio
-// any informer can reach on saturated cores at C/P.
+// `go tool pprof`. Since producer and reflector do the same work per event
+// for both implementations, P, client-go's producer+reflector ns/event, bounds
+// any informer at GOMAXPROCS/P events/s on saturated cores; against
+// client-go's events/s that is the ceiling of the ratio (C/P, with C
+// client-go's cpu-ns/event, when client-go itself keeps the cores busy).
 package bench
