@@ -147,7 +147,7 @@ func decodeSync(t *testing.B, srv *apisim.Server, impl Impl, d decoder, n int) (
 	heap0 := heapInUse()
 	m0 := mallocs()
 	t.StartTimer()
-	start, cpu0 := time.Now(), cpuTime(t)
+	start, cpu0 := time.Now(), cpuTime()
 	var inf cache.SharedIndexInformer
 	if impl == ShardInformer {
 		inf = pipeline.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, idx)
@@ -172,7 +172,7 @@ func decodeSync(t *testing.B, srv *apisim.Server, impl Impl, d decoder, n int) (
 	if err == nil {
 		err = waitSynced(inf)
 	}
-	elapsed, cpu := time.Since(start), cpuTime(t)-cpu0
+	elapsed, cpu := time.Since(start), cpuTime()-cpu0
 	t.StopTimer()
 	if err != nil {
 		return res, err

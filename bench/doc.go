@@ -140,4 +140,29 @@
 // allocs/event and allocs/object count every allocation in the process during
 // the timed region, the fake API's included where it writes then (the same for
 // both implementations).
+//
+// # CPU metrics
+//
+// cpu-ns/event (Updates, CPUHandler) and cpu-ns/object (InitialSync) are the
+// process's user+system CPU time (getrusage) over the timed region, divided by
+// its events: less disturbed than wall time by other processes on a shared
+// machine, and the figure that bounds throughput when the cores are busy.
+// With BENCH_CPU_SPLIT_HZ=<rate> (100 is the runtime's default rate) each
+// timed region also runs under a CPU profile (runtime/pprof) and every sample
+// is charged to a role by its stack (cpusplit.go), reported as
+// <role>-ns/event: producer (the fake API and the forwarding goroutine, the
+// same for both implementations), reflector (client-go's Reflector reading the
+// watch), informer (the implementation under test: client-go's DeltaFIFO,
+// indexer and processor, or our store, queues, partitions, rings and
+// workers), handler, readers, gc, sched (the scheduler parking and waking
+// goroutines, futexes, idle Ps looking for work) and other. The innermost
+// frame that belongs to a role wins, so a wake-up inside a channel send is
+// sched and a map write inside a queue is the informer's. The profiler's own
+// allocations then count in allocs/event. BENCH_CPU_PROFILE_DIR=<dir> also
+// writes each of those profiles there, named after the benchmark, for
+// `go tool pprof`. Since producer and reflector do the same work per event
+// for both implementations, P, client-go's producer+reflector ns/event, bounds
+// any informer at GOMAXPROCS/P events/s on saturated cores; against
+// client-go's events/s that is the ceiling of the ratio (C/P, with C
+// client-go's cpu-ns/event, when client-go itself keeps the cores busy).
 package bench

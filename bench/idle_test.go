@@ -2,7 +2,6 @@ package bench
 
 import (
 	"fmt"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -29,20 +28,11 @@ func BenchmarkIdle(b *testing.B) {
 			var share float64
 			b.ResetTimer()
 			for range b.N {
-				before := cpuTime(b)
+				before := cpuTime()
 				time.Sleep(window)
-				share += float64(cpuTime(b)-before) / float64(window)
+				share += float64(cpuTime()-before) / float64(window)
 			}
 			b.ReportMetric(100*share/float64(b.N), "idle-cpu-%core")
 		})
 	}
-}
-
-// cpuTime returns the process's user+system CPU time.
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

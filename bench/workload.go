@@ -49,7 +49,8 @@ const handlerTimeout = 10 * time.Minute
 // objects/s, heap-B/object (heap retained once synced, minus the fake API's
 // watch buffer, per object), cache-B/object (the same minus the per-object
 // copy of the Pod struct that client-go's reflector allocates when it lists,
-// i.e. the informer's own structures per object), and allocs/object. The env
+// i.e. the informer's own structures per object), allocs/object, and
+// cpu-ns/object with its split by role (see cpuProbe). The env
 // must not be started; it is stopped again on return.
 func (e *Env) Sync(t Timer, handlers int) (Result, error) {
 	var res Result
@@ -60,11 +61,13 @@ func (e *Env) Sync(t Timer, handlers int) (Result, error) {
 	}
 	heap0 := heapInUse()
 	m0 := mallocs()
+	probe := startCPU(t)
 	t.StartTimer()
 	start := time.Now()
 	err := e.Start(regs...)
 	res.Elapsed = time.Since(start)
 	t.StopTimer()
+	probe.end()
 	defer e.Stop()
 	if err != nil {
 		return res, err
@@ -85,6 +88,7 @@ func (e *Env) Sync(t Timer, handlers int) (Result, error) {
 	res.add("heap-B/object", heap)
 	res.add("cache-B/object", cacheBytes)
 	res.add("allocs/object", float64(m1-m0)/n)
+	probe.report(&res, n, "object")
 	return res, nil
 }
 
@@ -123,9 +127,11 @@ type UpdateOptions struct {
 // fake API and times the informer delivering them to handlers hs: behind the
 // watch gate (the drain of a backlog) or live (see UpdateOptions). It reports
 // events/s, deliveries/s (handler calls, all handlers), reads/s when there
-// are readers, and allocs/event (every allocation in the process during the
-// timed region) when there are none. The env must be started with handlers
-// hs.
+// are readers, allocs/event (every allocation in the process during the
+// timed region) when there are none, and cpu-ns/event (the whole process's
+// CPU time in the timed region per event) with its split by role when
+// BENCH_CPU_SPLIT_HZ is set (see cpuProbe). The env must be started with
+// handlers hs.
 func (e *Env) Updates(t Timer, n int, hs []*Handler, o UpdateOptions) (Result, error) {
 	var res Result
 	b := e.newBatch(n)
@@ -151,6 +157,7 @@ func (e *Env) Updates(t Timer, n int, hs []*Handler, o UpdateOptions) (Result, e
 	runtime.GC()
 	stopReaders := startReaders(e.Indexer(), e.set, o.Readers)
 	m0 := mallocs()
+	probe := startCPU(t)
 	t.StartTimer()
 	start := time.Now()
 	var err error
@@ -164,6 +171,7 @@ func (e *Env) Updates(t Timer, n int, hs []*Handler, o UpdateOptions) (Result, e
 	}
 	res.Elapsed = time.Since(start)
 	t.StopTimer()
+	probe.end()
 	m1 := mallocs()
 	reads := stopReaders()
 	if err != nil {
@@ -184,6 +192,7 @@ func (e *Env) Updates(t Timer, n int, hs []*Handler, o UpdateOptions) (Result, e
 	} else {
 		res.add("allocs/event", float64(m1-m0)/float64(n))
 	}
+	probe.report(&res, float64(n), "event")
 	if want := int64(n) * int64(len(hs)); deliveries != want {
 		// Only possible when a key is updated more than once per batch and
 		// overflow was merged per key: say so rather than hide it.

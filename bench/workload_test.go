@@ -42,8 +42,8 @@ func TestWorkloads(t *testing.T) {
 				if d1, d2 := h1.Updates()-u1, h2.Updates()-u2; d1 != int64(n) || d2 != int64(n) {
 					t.Errorf("Updates(%d): handlers saw %d and %d updates", n, d1, d2)
 				}
-				if !hasMetric(r, "reads/s") {
-					t.Errorf("Updates with readers: no reads/s in %v", r.Metrics)
+				if !hasMetric(r, "reads/s") || !hasMetric(r, "cpu-ns/event") {
+					t.Errorf("Updates with readers: no reads/s or cpu-ns/event in %v", r.Metrics)
 				}
 			}
 			// Two updates per key, live, waiting for every one of them.
