@@ -104,7 +104,6 @@ func (o *outlet) spillLocked(n notification) pushed {
 	over := &o.mu.over
 	if !over.coalescing() && o.backlog.admit() {
 		over.keep(n)
-		o.backlog.held.Add(1)
 		return pushed{spilled: true}
 	}
 	merged, initialDelta, started := over.merge(n)

@@ -115,8 +115,21 @@ type backlog struct {
 	loud     bool // log episodes at Info (Buffer); under Coalesce they are routine
 }
 
-// admit reports whether one more notification may be kept exactly.
-func (b *backlog) admit() bool { return b.held.Load() < b.budget }
+// admit takes a place for one more notification kept exactly, if the
+// budget has one. Outlets admit under their own mutexes, concurrently, so
+// the check and the count are one compare-and-swap: held never exceeds the
+// budget (TestBacklogBudgetUnderConcurrency).
+func (b *backlog) admit() bool {
+	for {
+		h := b.held.Load()
+		if h >= b.budget {
+			return false
+		}
+		if b.held.CompareAndSwap(h, h+1) {
+			return true
+		}
+	}
+}
 
 // startCoalescing records that one more outlet coalesces.
 func (b *backlog) startCoalescing() {
