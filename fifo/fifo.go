@@ -99,6 +99,7 @@ type Queue struct {
 		// first Replace that are not yet Done.
 		populated bool
 		initial   int
+		synced    bool // synced is closed (a write checks this, not the channel)
 		closed    bool
 		deltas    int // deltas queued (not in flight)
 		peak      int // most keys queued since the last shrink
@@ -403,12 +404,9 @@ func (q *Queue) Done(items []Item) (Mark, bool) {
 
 // REQUIRES: q.mu held.
 func (q *Queue) checkSyncedLocked() {
-	if q.mu.populated && q.mu.initial == 0 {
-		select {
-		case <-q.synced:
-		default:
-			close(q.synced)
-		}
+	if !q.mu.synced && q.mu.populated && q.mu.initial == 0 {
+		q.mu.synced = true
+		close(q.synced)
 	}
 }
 

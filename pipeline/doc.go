@@ -35,8 +35,10 @@
 //     (runtime.Gosched) before it takes the next event: a woken goroutine
 //     waits in its waker's run queue until the waker blocks, and a reflector
 //     with events waiting does not block, so the handler would otherwise wait
-//     for the reflector to catch up with the stream. Not under Block, where
-//     the drain may wait for ring space.
+//     for the reflector to catch up with the stream. A yield that took
+//     over a millisecond (the scheduler ran CPU-bound goroutines, such as
+//     cache readers, for whole time slices first) stops the yields for the
+//     next 100 ms. Not under Block, where the drain may wait for ring space.
 //   - listener worker (one per handler, W for a parallel handler): the only
 //     consumer of its outlets, one per shard. It takes ring items in batches,
 //     calls the handler, and parks on its doorbell when every outlet is

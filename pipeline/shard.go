@@ -121,20 +121,24 @@ func (s *shard) pending() bool {
 // no further event is waiting, so without the yield each notification would
 // wait for the reflector to catch up with the stream. Yielding (to the
 // scheduler's global queue) lets the woken workers run first; the reflector
-// resumes on whichever P frees up first.
-func (s *shard) wrote(idle bool) {
+// resumes on whichever P frees up first. The store withholds mayYield while
+// yields have been slow (store.slowYield). wrote reports whether it processed
+// the write itself and whether it yielded.
+func (s *shard) wrote(idle, mayYield bool) (inline, yielded bool) {
 	if idle && s.inline && s.bell.Armed() && s.own.TryLock() {
 		_, woke := s.passLocked()
 		s.own.Unlock()
 		if s.queue.Pending() {
 			s.bell.Ring()
 		}
-		if woke {
+		if woke && mayYield {
 			runtime.Gosched()
+			yielded = true
 		}
-		return
+		return true, yielded
 	}
 	s.bell.Ring()
+	return false, false
 }
 
 // passLocked applies pending listener changes and one batch of the queue. It

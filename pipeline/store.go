@@ -17,7 +17,9 @@ import (
 type store struct {
 	inf       *Informer
 	transform cache.TransformFunc
-	idleSince time.Time // when the last write returned (reflector goroutine only)
+	// Reflector goroutine only.
+	idleSince    time.Time // when the last write started, or ended if it passed inline
+	noYieldUntil time.Time // inline passes do not yield before then (slowYield)
 }
 
 // inlineGap is how long the reflector must have waited for a watch event for
@@ -27,6 +29,17 @@ type store struct {
 // nothing; closer together, they come in a burst, which the drain goroutines
 // process in batches, in parallel with the reflector.
 const inlineGap = 20 * time.Microsecond
+
+// slowYield is how long an inline pass and its yield (shard.wrote) may take
+// before the reflector stops yielding for yieldBackoff. A yield puts the
+// reflector behind every runnable goroutine; when those are CPU-bound (cache
+// readers, busy handlers) it gets the CPU back only after their time slices,
+// about 10 ms each, while the watch stream waits: the yield then costs far
+// more than the worker's wait it saves.
+const (
+	slowYield    = time.Millisecond
+	yieldBackoff = 100 * time.Millisecond
+)
 
 var (
 	_ cache.ReflectorStore         = (*store)(nil)
@@ -39,8 +52,12 @@ func (s *store) Update(obj any) error { return s.route(obj, (*fifo.Queue).Update
 func (s *store) Delete(obj any) error { return s.route(obj, (*fifo.Queue).Delete) }
 
 func (s *store) route(obj any, write func(*fifo.Queue, string, any) error) error {
-	start := time.Now()
-	defer func() { s.idleSince = time.Now() }()
+	// One clock read per event: the gap runs from the previous write's start,
+	// which differs from its end by far less than inlineGap, except after an
+	// inline pass (which may have yielded), whose end is read again below.
+	now := time.Now()
+	idle := now.Sub(s.idleSince) >= inlineGap
+	s.idleSince = now
 	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
 	if err != nil {
 		err = cache.KeyError{Obj: obj, Err: err}
@@ -49,7 +66,13 @@ func (s *store) route(obj any, write func(*fifo.Queue, string, any) error) error
 	}
 	sh := s.inf.shards[s.inf.router.Of(key)]
 	err = stopping(write(sh.queue, key, obj))
-	sh.wrote(start.Sub(s.idleSince) >= inlineGap)
+	inline, yielded := sh.wrote(idle, now.After(s.noYieldUntil))
+	if inline {
+		s.idleSince = time.Now()
+		if yielded && s.idleSince.Sub(now) >= slowYield {
+			s.noYieldUntil = s.idleSince.Add(yieldBackoff)
+		}
+	}
 	return err
 }
 
