@@ -2,7 +2,6 @@ package bench
 
 import (
 	"fmt"
-	"os"
 	"runtime"
 	"strconv"
 	"testing"
@@ -26,18 +25,6 @@ var (
 	benchShards = envInt("BENCH_SHARDS", 0)
 	benchRing   = envInt("BENCH_RING_CAPACITY", 0)
 )
-
-func envInt(name string, def int) int {
-	v := os.Getenv(name)
-	if v == "" {
-		return def
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 {
-		panic(fmt.Sprintf("bench: %s=%q: want a non-negative integer", name, v))
-	}
-	return n
-}
 
 // accumulator averages each metric over a benchmark's iterations.
 type accumulator struct {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -246,4 +247,18 @@ func runtimeRole(fn string) (Role, bool) {
 		}
 	}
 	return "", false
+}
+
+// envInt reads a non-negative integer setting from the environment, def when
+// unset; a malformed value panics with the variable's name.
+func envInt(name string, def int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		panic(fmt.Sprintf("bench: %s=%q: want a non-negative integer", name, v))
+	}
+	return n
 }
