@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 )
 
 // chart is one chart of the HTML report, with its data and axes (ticks
@@ -234,6 +235,13 @@ func (r *report) charts() []chart {
 		X: axis{Label: "seconds since the informer started", Unit: "s"}, Y: axis{Label: "objects", Unit: "count"}}
 	throughput := chart{ID: "throughput", Title: "Throughput during and after the churn (median run)",
 		X: axis{Label: "seconds since the churn started", Unit: "s"}, Y: axis{Label: "per second", Unit: "per_s"}}
+	latWhat := "delivery"
+	if ctl {
+		latWhat = "reconcile start"
+	}
+	latT := chart{ID: "latency_timeline", Title: "The " + latWhat + " latency over time: p99 of each 0.1 s sample (median run)",
+		X: axis{Label: "seconds since the churn started", Unit: "s"}, Y: axis{Label: "p99 (log scale)", Unit: "s", Log: true}}
+	var gcNotes []string
 	heapT := chart{ID: "heap_timeline", Title: "Heap of the implementation's process over time (median run)",
 		X: axis{Label: "seconds since the informer started", Unit: "s"}, Y: axis{Label: "heap objects", Unit: "bytes"}}
 	for _, impl := range r.Settings.Impls {
@@ -278,9 +286,23 @@ func (r *report) charts() []chart {
 		}
 		if res.CPUScope == cpuScopeProcess {
 			heapT.Series = append(heapT.Series, chartSeries{Name: impl, Impl: impl, Points: heap})
+			gcNotes = append(gcNotes, fmt.Sprintf("%s %d", impl, res.ChurnGCCycles))
+		}
+		var p99 [][2]float64
+		for _, p := range res.Timeline {
+			if p.LatencyCount > 0 && p.T >= t.ChurnStart {
+				p99 = append(p99, [2]float64{p.T - t.ChurnStart, p.LatencyP99})
+			}
+		}
+		if len(p99) > 0 {
+			latT.Series = append(latT.Series, chartSeries{Name: impl + " p99", Impl: impl, Points: p99})
 		}
 	}
-	out = append(out, lineChart(sync), lineChart(throughput))
+	if len(gcNotes) > 0 {
+		latT.Note = "GC cycles in the churn and catch-up of these runs: " + strings.Join(gcNotes, ", ") +
+			" (a cycle's marking takes CPU from delivery)"
+	}
+	out = append(out, lineChart(sync), lineChart(throughput), lineChart(latT))
 
 	// Latency distributions, every run merged.
 	cdf := func(id, title string, get func(*implResult) *latencyRep) {

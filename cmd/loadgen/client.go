@@ -78,7 +78,17 @@ type sample struct {
 	Heap     uint64         `json:"heap"`              // process heap objects, bytes
 	RSS      uint64         `json:"rss"`               // process resident set, bytes
 	CPU      float64        `json:"cpu"`               // process CPU seconds since the client started
+	GC       uint64         `json:"gc"`                // GC cycles completed since the process started
+	Lat      *latencyWindow `json:"lat,omitempty"`     // latencies recorded since the previous sample
 	Replica  *replicaSample `json:"replica,omitempty"` // replicas scenario
+}
+
+// latencyWindow summarizes the latencies recorded between two samples, so a
+// report can tell a burst (a GC cycle, a neighbour) from a steady cost.
+type latencyWindow struct {
+	N   uint64  `json:"n"`
+	P50 float64 `json:"p50"` // seconds
+	P99 float64 `json:"p99"`
 }
 
 // serveClient runs one implementation under test through its phases,
@@ -151,6 +161,7 @@ func serveClient(ctx context.Context, sp spec, reg prometheus.Registerer, cmds <
 		}
 		c.startReaders(ctx, sp.Readers, nss, sp.Seed)
 	}
+	gcChurn := gcCycles()
 	end, err := wait(cmdChurnEnd)
 	if err != nil {
 		return err
@@ -190,6 +201,7 @@ func serveClient(ctx context.Context, sp spec, reg prometheus.Registerer, cmds <
 		}
 	}
 	gc1, pause1 := gcStats()
+	gcChurn = gcCycles() - gcChurn
 	smp.stop()
 	emit(message{Type: msgCaughtUp, Check: &chk})
 
@@ -201,7 +213,7 @@ func serveClient(ctx context.Context, sp spec, reg prometheus.Registerer, cmds <
 	res.CPUSeconds, res.SyncCPUSeconds = (cpuEnd - cpu0).Seconds(), (cpuReady - cpu0).Seconds()
 	res.SyncGCCPUSeconds, res.SyncSysCPUSeconds, res.SyncPageFaults = splitReady.gc.Seconds(), splitReady.sys.Seconds(), splitReady.faults
 	res.PeakHeapBytes, res.PeakRSSBytes = pk.get()
-	res.GCCount, res.GCPauseSeconds = gc1-gc0, (pause1 - pause0).Seconds()
+	res.GCCount, res.GCPauseSeconds, res.ChurnGCCycles = gc1-gc0, (pause1 - pause0).Seconds(), gcChurn
 	res.ProfileDir = sp.ProfileDir
 	running = false
 	c.measureRetained(&res)
@@ -267,15 +279,22 @@ type sampler struct {
 
 func startSampler(c *client, pk *peaks, cpu0 time.Duration, emit func(message)) *sampler {
 	s := &sampler{quit: make(chan struct{}), exited: make(chan struct{})}
+	var lat snapshot // the latency histograms at the previous point; the sampler goroutine's
 	point := func() {
 		heap, rss := pk.sample()
+		now := merge(c.latencies()...)
+		var win *latencyWindow
+		if d := now.since(lat); d.n > 0 {
+			win = &latencyWindow{N: d.n, P50: d.quantile(0.5).Seconds(), P99: d.quantile(0.99).Seconds()}
+		}
+		lat = now
 		obs, _ := c.observed()
 		done := c.reconciles()
 		if c.ctl == nil {
 			done = c.calls()
 		}
 		emit(message{Type: msgSample, Sample: &sample{At: time.Now().UnixNano(), Synced: c.syncedObjects(),
-			Observed: obs, Done: done, Heap: heap, RSS: rss, CPU: (cpuTime() - cpu0).Seconds()}})
+			Observed: obs, Done: done, Heap: heap, RSS: rss, CPU: (cpuTime() - cpu0).Seconds(), GC: gcCycles(), Lat: win}})
 	}
 	go func() { // the client's sampler goroutine; stop waits for it
 		defer close(s.exited)

@@ -3,6 +3,7 @@ package main
 import (
 	"math"
 	"math/bits"
+	"slices"
 	"sync/atomic"
 	"time"
 )
@@ -65,7 +66,7 @@ type snapshot struct {
 }
 
 func merge(hs ...*histogram) snapshot {
-	s := snapshot{counts: make([]uint64, len(hs[0].counts))}
+	s := snapshot{counts: make([]uint64, 64*subBuckets)}
 	for _, h := range hs {
 		for i := range h.counts {
 			s.counts[i] += h.counts[i].Load()
@@ -75,6 +76,21 @@ func merge(hs ...*histogram) snapshot {
 		s.max = max(s.max, h.max.Load())
 	}
 	return s
+}
+
+// since returns what was recorded after prev, an earlier snapshot of the
+// same histograms (or the zero snapshot). The counts are read one by one while
+// handlers record, so n is their sum; the maximum is unknown, so quantiles
+// are bucket midpoints.
+func (s snapshot) since(prev snapshot) snapshot {
+	d := snapshot{counts: slices.Clone(s.counts), sum: s.sum - prev.sum, max: math.MaxInt64}
+	for i := range d.counts {
+		if prev.counts != nil {
+			d.counts[i] -= prev.counts[i]
+		}
+		d.n += d.counts[i]
+	}
+	return d
 }
 
 // quantile returns the q-quantile (0 < q ≤ 1) as the midpoint of its bucket,

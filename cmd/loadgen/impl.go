@@ -436,6 +436,19 @@ func (c *client) observed() (minimum uint64, perHandler []uint64) {
 	return minimum, perHandler
 }
 
+// latencies returns the histograms of delivery (informer) or reconcile
+// (controller) latency.
+func (c *client) latencies() []*histogram {
+	if c.ctl != nil {
+		return []*histogram{&c.ctl.latency}
+	}
+	hs := make([]*histogram, 0, len(c.handlers))
+	for _, h := range c.handlers {
+		hs = append(hs, &h.lat)
+	}
+	return hs
+}
+
 func (c *client) calls() uint64 {
 	var n uint64
 	for _, h := range c.handlers {

@@ -430,13 +430,13 @@ func TestHTMLReport(t *testing.T) {
 		}
 		checkRoundTicks(t, c.ID, c.Y)
 	}
-	for _, id := range []string{"sync", "throughput", "latency", "freshness", "retained_heap_bytes", "cpu_seconds", "heap_timeline"} {
+	for _, id := range []string{"sync", "throughput", "latency", "freshness", "retained_heap_bytes", "cpu_seconds", "heap_timeline", "latency_timeline"} {
 		if !ids[id] {
 			t.Errorf("no %s chart", id)
 		}
 	}
 	for _, c := range rep.Charts {
-		if c.ID == "sync" || c.ID == "throughput" || c.ID == "latency" {
+		if c.ID == "sync" || c.ID == "throughput" || c.ID == "latency" || c.ID == "latency_timeline" {
 			impls := map[string]bool{}
 			for _, s := range c.Series {
 				impls[s.Impl] = true
@@ -907,6 +907,27 @@ func TestHistogramQuantiles(t *testing.T) {
 	}
 	if s.max != int64(vals[len(vals)-1]) || s.n != 20000 {
 		t.Errorf("max %v n %d", time.Duration(s.max), s.n)
+	}
+	// A window: what was recorded after a snapshot, with the same quantiles
+	// as a histogram of that part alone (max unknown: bucket midpoints).
+	var alone histogram
+	for range 1000 {
+		v := time.Duration(100+rng.IntN(900)) * time.Millisecond
+		h.record(v)
+		alone.record(v)
+	}
+	w, want := merge(&h).since(s), merge(&alone)
+	if w.n != 1000 || w.sum != want.sum || !slices.Equal(w.counts, want.counts) {
+		t.Fatalf("window: n %d sum %d, want 1000 and %d, counts differ %v", w.n, w.sum, want.sum, !slices.Equal(w.counts, want.counts))
+	}
+	want.max = math.MaxInt64
+	for _, q := range []float64{.5, .99} {
+		if got, exp := w.quantile(q), want.quantile(q); got != exp {
+			t.Errorf("window q%v = %v, want %v", q, got, exp)
+		}
+	}
+	if first := merge(&alone).since(snapshot{}); first.n != 1000 {
+		t.Errorf("window since the zero snapshot: n %d, want 1000", first.n)
 	}
 	for b := range 400 { // bounds and bucketOf agree
 		lo, hi := bucketBounds(b)

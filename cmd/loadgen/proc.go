@@ -126,6 +126,17 @@ func gcStats() (count uint32, pause time.Duration) {
 	return ms.NumGC, time.Duration(ms.PauseTotalNs)
 }
 
+// gcCycles returns the number of completed GC cycles, read without stopping
+// the world (runtime.ReadMemStats would).
+func gcCycles() uint64 {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
+}
+
 // peaks samples heap and RSS until stopped and keeps the maxima.
 type peaks struct {
 	mu        sync.Mutex

@@ -387,6 +387,7 @@ var figureDefs = []figureDef{
 	{"retained_heap_bytes", "retained heap (informer + queue)", "bytes", "lower", true, "", always(func(r *implResult) float64 { return float64(r.RetainedHeapBytes) })},
 	{"heap_bytes_per_object", "retained heap per cached object", "bytes", "lower", false, "", always(func(r *implResult) float64 { return r.HeapBytesPerObject })},
 	{"peak_rss_bytes", "peak RSS of its process", "bytes", "lower", false, "", func(r *implResult) (float64, bool) { return float64(r.PeakRSSBytes), r.CPUScope == cpuScopeProcess }},
+	{"churn_gc_cycles", "GC cycles during churn and catch-up", "count", "lower", false, "", func(r *implResult) (float64, bool) { return float64(r.ChurnGCCycles), r.CPUScope == cpuScopeProcess }},
 	{"gc_pause_seconds", "GC pause total of its process", "s", "lower", false, "", func(r *implResult) (float64, bool) { return r.GCPauseSeconds, r.CPUScope == cpuScopeProcess }},
 }
 

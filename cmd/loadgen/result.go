@@ -74,6 +74,10 @@ type implResult struct {
 	PeakRSSBytes   uint64  `json:"peak_rss_bytes"`
 	GCCount        uint32  `json:"gc_count"`
 	GCPauseSeconds float64 `json:"gc_pause_seconds"`
+	// GC cycles that ended between the churn's start and the catch-up: a
+	// cycle's marking takes CPU from delivery, so runs with one and runs
+	// without differ in latency.
+	ChurnGCCycles uint64 `json:"churn_gc_cycles"`
 	// Retained heap: live heap before minus after stopping and dropping the
 	// informer (and queue); loadgen's own per-key bookkeeping is released
 	// first and reported apart.
@@ -101,6 +105,11 @@ type timelinePoint struct {
 	Heap     uint64  `json:"heap_bytes"`
 	RSS      uint64  `json:"rss_bytes"`
 	CPU      float64 `json:"cpu_seconds"`
+	GC       uint64  `json:"gc_cycles"` // GC cycles completed since the process started
+	// Latency recorded since the previous point (none: nothing recorded).
+	LatencyCount uint64  `json:"latency_count,omitempty"`
+	LatencyP50   float64 `json:"latency_p50,omitempty"`
+	LatencyP99   float64 `json:"latency_p99,omitempty"`
 }
 
 // emittedPoint is the churn writer's count at T seconds since the trial started.
@@ -153,7 +162,7 @@ func (c *client) result(chk checkResult, churnStart, churnEnd time.Time, deletes
 	if ctl := c.ctl; ctl != nil {
 		ctl.deleteRec.join(deletes, &ctl.latency)
 		ctl.deletes.join(deletes, &ctl.freshness)
-		r.Latency = latencyReport(merge(&ctl.latency))
+		r.Latency = latencyReport(merge(c.latencies()...))
 		fr := latencyReport(merge(&ctl.freshness))
 		r.Freshness = &fr
 		r.Reconciles, r.ChurnReconciles = ctl.reconciles.Load(), ctl.changes.Load()
@@ -163,17 +172,11 @@ func (c *client) result(chk checkResult, churnStart, churnEnd time.Time, deletes
 			r.ReconcilesPerSecond = float64(r.ChurnReconciles) / span
 		}
 	} else {
-		var hs []*histogram
 		for _, h := range c.handlers {
 			h.deletes.join(deletes, &h.lat)
 			last = max(last, h.last.Load())
-			hs = append(hs, &h.lat)
 		}
-		if len(hs) > 0 {
-			r.Latency = latencyReport(merge(hs...))
-		} else {
-			r.Latency = latencyReport(merge(new(histogram)))
-		}
+		r.Latency = latencyReport(merge(c.latencies()...))
 		r.Deliveries = c.calls() - uint64(c.sp.Pods)*uint64(len(c.handlers))
 		if span := time.Unix(0, last).Sub(churnStart).Seconds(); last > 0 && span > 0 {
 			r.EventsPerSecond = float64(r.EventsObserved) / span

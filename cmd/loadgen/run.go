@@ -615,8 +615,12 @@ func (tr *trial) line(phase string, g *churner) string {
 func timeline(ss []sample, t0 time.Time) []timelinePoint {
 	out := make([]timelinePoint, 0, len(ss))
 	for _, s := range ss {
-		out = append(out, timelinePoint{T: float64(s.At-t0.UnixNano()) / 1e9, Synced: s.Synced, Observed: s.Observed,
-			Done: s.Done, Heap: s.Heap, RSS: s.RSS, CPU: s.CPU})
+		p := timelinePoint{T: float64(s.At-t0.UnixNano()) / 1e9, Synced: s.Synced, Observed: s.Observed,
+			Done: s.Done, Heap: s.Heap, RSS: s.RSS, CPU: s.CPU, GC: s.GC}
+		if s.Lat != nil {
+			p.LatencyCount, p.LatencyP50, p.LatencyP99 = s.Lat.N, s.Lat.P50, s.Lat.P99
+		}
+		out = append(out, p)
 	}
 	return out
 }
