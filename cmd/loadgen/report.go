@@ -723,8 +723,8 @@ func fmtStat(unit string, s stat) string {
 // printSummary writes the human-readable summary.
 func printSummary(w io.Writer, r *report) {
 	s := r.Settings
-	fmt.Fprintf(w, "\nloadgen %s scenario on %s: %s pods in %d namespaces, %s, churn %s mix %s; %s\n",
-		r.Scenario, s.Target, joinSizes(s.Sizes), s.Namespaces, s.ContentType, churnDesc(s), s.Mix, modeWords(s.Mode))
+	fmt.Fprintf(w, "\nloadgen %s scenario on %s: %s pods in %d namespaces, %s, churn %s; %s\n",
+		r.Scenario, s.Target, joinSizes(s.Sizes), s.Namespaces, s.ContentType, churnDesc(s), modeWords(s.Mode))
 	if s.Workers > 0 {
 		fmt.Fprintf(w, "controller: %d workers, %s of CPU per reconcile (%d iterations), status writes %v\n",
 			s.Workers, fmtDur(s.ReconcileWork), s.ReconcileIterations, s.StatusWrites)
@@ -757,8 +757,12 @@ func printSummary(w io.Writer, r *report) {
 		fmt.Fprintf(w, "\nchurn writer (parent process, not in the figures): %.1f CPU s while clients ran; populate %.1f s\n",
 			r.Server.CPUSeconds, r.Server.PopulateSeconds)
 	case r.Server.CPUSeconds > 0:
-		fmt.Fprintf(w, "\nserver and churn writer (parent process, not in the figures): %.1f CPU s while clients ran (server %.1f s, churn %.1f s by label); populate %.1f s, pre-encode %.1f s\n",
-			r.Server.CPUSeconds, r.Server.ServerCPUSeconds, r.Server.ChurnCPUSeconds, r.Server.PopulateSeconds, r.Server.PreencodeSeconds)
+		byLabel := "" // the replicas scenario does not profile the parent
+		if r.Server.ServerCPUSeconds+r.Server.ChurnCPUSeconds > 0 {
+			byLabel = fmt.Sprintf(" (server %.1f s, churn %.1f s by label)", r.Server.ServerCPUSeconds, r.Server.ChurnCPUSeconds)
+		}
+		fmt.Fprintf(w, "\nserver and churn writer (parent process, not in the figures): %.1f CPU s while clients ran%s; populate %.1f s, pre-encode %.1f s\n",
+			r.Server.CPUSeconds, byLabel, r.Server.PopulateSeconds, r.Server.PreencodeSeconds)
 	}
 	for _, t := range r.Trials {
 		if t.Server.APIServerSyncCPUSeconds > 0 {
@@ -909,6 +913,9 @@ func short(commit string) string {
 }
 
 func churnDesc(s settings) string {
+	if s.ChurnDuration <= 0 && s.ChurnEvents <= 0 {
+		return "none"
+	}
 	var parts []string
 	if s.ChurnRate > 0 {
 		parts = append(parts, fmt.Sprintf("%.0f/s", s.ChurnRate))
@@ -921,5 +928,5 @@ func churnDesc(s settings) string {
 	if s.ChurnEvents > 0 {
 		parts = append(parts, fmt.Sprintf("up to %d events", s.ChurnEvents))
 	}
-	return strings.Join(parts, " ")
+	return strings.Join(parts, " ") + " mix " + s.Mix
 }
