@@ -65,9 +65,9 @@ func Assign(members []string, slots int) (Assignment, error) {
 	}
 	sortByWeight(pairs)
 	// A pair's slot goes to its member if the slot is free and the member
-	// below quota: ⌊slots/N⌋ for all, plus one for the first slots mod N
-	// members to reach ⌊slots/N⌋+1. The quotas sum to slots, so every slot
-	// is taken (see the package documentation).
+	// below quota: ⌊slots/N⌋, and one more while fewer than slots mod N
+	// members hold one more. The quotas sum to slots, so every slot is
+	// taken (see the package documentation).
 	floor, extra := slots/len(ms), slots%len(ms)
 	held := make([]int, len(ms))
 	free := slots

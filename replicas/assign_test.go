@@ -189,9 +189,9 @@ func checkBalance(t *testing.T, a Assignment) {
 
 var movementSets = flag.Int("movement-sets", 300, "random member sets per slot count and member count in TestMovement")
 
-// TestMovement measures, over random sets of N members (names shaped as
-// Kubernetes names StatefulSet and Deployment Pods) for N = 1..10 and 16,
-// 64 and 256 slots, the slots moved when one more member joins (or, the
+// TestMovement measures, over random sets of N members (names like those
+// of StatefulSet and Deployment Pods) for N = 1..10 and 16, 64 and 256
+// slots, the slots moved when one more member joins (or, the
 // same pair read backwards, leaves) as a ratio to the least movement, the
 // joiner's slots. It logs the median, 99th percentile and maximum (-v;
 // -movement-sets=10000 gives the package documentation's table: the first
