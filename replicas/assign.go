@@ -33,7 +33,8 @@ type Assignment struct {
 }
 
 // Assign assigns each of slots equal slots of the hash space to one of
-// members (duplicates ignored) by rendezvous hashing; see the package
+// members (duplicates ignored) by rendezvous hashing with exact quotas:
+// every member gets ⌊slots/N⌋ or ⌈slots/N⌉ slots. See the package
 // documentation. With no members every slot is unowned.
 func Assign(members []string, slots int) (Assignment, error) {
 	if slots < 1 || slots > MaxSlots || slots&(slots-1) != 0 {
@@ -46,22 +47,78 @@ func Assign(members []string, slots int) (Assignment, error) {
 		return Assignment{}, ErrMember
 	}
 	a := Assignment{shift: uint(64 - bits.TrailingZeros(uint(slots))), members: ms, owner: make([]int32, slots)}
-	seeds := make([]uint64, len(ms))
-	for i, m := range ms {
-		seeds[i] = shardselector.Hash(m)
-	}
 	for s := range a.owner {
-		best, bestW := int32(-1), uint64(0)
-		for i, seed := range seeds {
-			// ms is sorted, so on equal weights the smaller name, seen
-			// first, stays.
-			if w := weight(seed, uint64(s)); best < 0 || w > bestW {
-				best, bestW = int32(i), w
-			}
+		a.owner[s] = -1
+	}
+	if len(ms) == 0 {
+		return a, nil
+	}
+	// Every (member, slot) pair by decreasing weight; equal weights keep
+	// the order of generation, by member (ms is sorted) then slot: a total
+	// order that depends on the names only.
+	pairs := make([]pair, 0, len(ms)*slots)
+	for i, m := range ms {
+		seed := shardselector.Hash(m)
+		for s := range slots {
+			pairs = append(pairs, pair{weight(seed, uint64(s)), int32(i), int32(s)})
 		}
-		a.owner[s] = best
+	}
+	sortByWeight(pairs)
+	// A pair's slot goes to its member if the slot is free and the member
+	// below quota: ⌊slots/N⌋, and one more while fewer than slots mod N
+	// members hold one more. The quotas sum to slots, so every slot is
+	// taken (see the package documentation).
+	floor, extra := slots/len(ms), slots%len(ms)
+	held := make([]int, len(ms))
+	free := slots
+	for _, p := range pairs {
+		if a.owner[p.slot] >= 0 {
+			continue
+		}
+		switch h := held[p.m]; {
+		case h < floor:
+		case h == floor && extra > 0:
+			extra--
+		default:
+			continue
+		}
+		a.owner[p.slot] = p.m
+		held[p.m]++
+		if free--; free == 0 {
+			break
+		}
 	}
 	return a, nil
+}
+
+// pair is a (member, slot) pair of Assign and its weight.
+type pair struct {
+	w       uint64
+	m, slot int32
+}
+
+// sortByWeight sorts pairs by decreasing weight, keeping the order of
+// pairs of equal weight (a least-significant-digit radix sort, a byte per
+// pass: linear in len(pairs)).
+func sortByWeight(pairs []pair) {
+	buf := make([]pair, len(pairs))
+	src, dst := pairs, buf
+	for shift := 0; shift < 64; shift += 8 {
+		var start [257]int
+		for _, p := range src {
+			start[256-int(byte(p.w>>shift))]++
+		}
+		for b := 1; b < 257; b++ {
+			start[b] += start[b-1]
+		}
+		for _, p := range src {
+			b := 255 - int(byte(p.w>>shift))
+			dst[start[b]] = p
+			start[b]++
+		}
+		src, dst = dst, src
+	}
+	// Eight passes: the sorted pairs are back in pairs.
 }
 
 // weight is the rendezvous weight of (member, slot): the splitmix64

@@ -7,8 +7,11 @@ import (
 	"github.com/shardinformer/shardinformer/shardselector"
 )
 
-// Example assigns 8 slots to three replicas, adds a fourth and prints
-// which slots move: only to the newcomer.
+// Example assigns 8 slots to three replicas (3, 2 and 3 slots), adds a
+// fourth and prints which slots move so that each holds 2: the
+// newcomer's two, both from ctrl-0, and one from ctrl-2 to ctrl-0 — one
+// move more than the least (the package documentation measures how
+// many more).
 func Example() {
 	before, err := replicas.Assign([]string{"ctrl-0", "ctrl-1", "ctrl-2"}, 8)
 	if err != nil {
@@ -25,6 +28,5 @@ func Example() {
 	// object owned by ctrl-2
 	// slot 0: ctrl-0 -> ctrl-3
 	// slot 1: ctrl-0 -> ctrl-3
-	// slot 2: ctrl-2 -> ctrl-3
-	// slot 3: ctrl-2 -> ctrl-3
+	// slot 2: ctrl-2 -> ctrl-0
 }

@@ -44,10 +44,10 @@ type replicaRow struct {
 	// TotalRetainedHeapBytes sums the replicas' retained heaps (one
 	// sample per run): divided by N, the mean per replica.
 	TotalRetainedHeapBytes stat `json:"total_retained_heap_bytes"`
-	// Per replica, one sample per replica and run. The assignment
-	// (rendezvous hashing of the slots) need not be even: SlotsOwned
-	// shows how the slots were split, and the retained heap per slot
-	// owned is the memory per unit of share.
+	// Per replica, one sample per replica and run. The assignment gives
+	// each replica ⌊slots/N⌋ or ⌈slots/N⌉ slots: SlotsOwned shows how
+	// the slots were split, and the retained heap per slot owned is the
+	// memory per unit of share.
 	ReplicaSlotsOwned              stat `json:"replica_slots_owned"`
 	ReplicaHeapPerSlotBytes        stat `json:"replica_heap_per_slot_bytes"`
 	ReplicaSyncReconcilesPerSecond stat `json:"replica_sync_reconciles_per_second"`
@@ -126,8 +126,8 @@ const replicasNote = "Every replica is a process of its own on the same machine,
 	"and each replica pays fixed costs: its Leases, its slot informers, its share of the hand-over). What must shrink as 1/N is each replica's share: " +
 	"objects cached, events and bytes decoded, and memory. With shardSelector ignored by the server (the client-side fallback) every slot informer " +
 	"decodes the whole stream, so a replica holding k slots decodes k times what one unsharded informer does. " +
-	"Slots go to replicas by rendezvous hashing (replicas.Assign), which need not split 16 slots evenly: the largest replica then holds more " +
-	"than 1/N (see slots per replica), and the retained heap per slot owned shows whether memory follows the share."
+	"Slots go to replicas by rendezvous hashing with exact quotas (replicas.Assign): ⌊16/N⌋ or ⌈16/N⌉ each, so the largest replica holds " +
+	"⌈16/N⌉/16 of the keys (0.375 for 3), and the retained heap per slot owned shows whether memory follows the share."
 
 func newReplicasReport(c config) *replicasReport {
 	g := replicaGroup
@@ -265,7 +265,7 @@ func (rr *replicasReport) charts() []chart {
 	rate := chart{ID: "replicas_reconciles", Title: "Reconciles/s by replica count (median)", X: x, Y: axis{Label: "reconciles per second", Unit: "per_s"},
 		Note: "The replicas share the machine's cores: the aggregate cannot grow linearly with N."}
 	mem := chart{ID: "replicas_memory", Title: "Memory per replica by replica count (median)", X: x, Y: axis{Label: "bytes per replica", Unit: "bytes"},
-		Note: "Ideal: the first count's mean retained heap scaled by its count over N. The largest replica is above the mean when the slots split unevenly."}
+		Note: "Ideal: the first count's mean retained heap scaled by its count over N. The largest replica is above the mean when N does not divide the slot count."}
 	dec := chart{ID: "replicas_decoded", Title: "Share decoded per replica by replica count (median)", X: x, Y: axis{Label: "% of the stream", Unit: "percent"},
 		Note: "Churn events decoded by a replica / churn events written; objects decoded to converge / pods. Ideal: 100/N with server-side filtering."}
 	for _, filters := range []bool{true, false} {

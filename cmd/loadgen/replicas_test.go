@@ -52,6 +52,7 @@ func TestParseFlagsReplicas(t *testing.T) {
 // replica processes, with shardSelector applied by the server and ignored
 // (the fallback): every group check passes (views and reconciled
 // versions equal the server's, no key in two replicas' views at once);
+// each replica holds ⌊slots/N⌋ or ⌈slots/N⌉ slots;
 // with server-side filtering the replicas together decode each churn
 // event once and, at 2, each less than the whole stream; with the
 // fallback each slot informer decodes the whole stream; the report
@@ -83,6 +84,10 @@ func TestReplicasScenario(t *testing.T) {
 			slots += r.TargetSlots
 			if len(r.ActiveSlots) != r.TargetSlots {
 				t.Errorf("%s: active slots %v, target %d", r.Identity, r.ActiveSlots, r.TargetSlots)
+			}
+			// Exact balance: ⌊slots/N⌋ or ⌈slots/N⌉ slots each.
+			if lo := rr.Group.Slots / tr.Replicas; r.TargetSlots != lo && (r.TargetSlots != lo+1 || rr.Group.Slots%tr.Replicas == 0) {
+				t.Errorf("%s of %d: %d of %d slots", r.Identity, tr.Replicas, r.TargetSlots, rr.Group.Slots)
 			}
 			switch {
 			case tr.ServerFilters && r.Fallbacks+r.DroppedObjects != 0:

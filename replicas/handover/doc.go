@@ -37,12 +37,14 @@
 //     so that the holder fences before any peer can have dropped it, as
 //     in client-go's leader election (which assumes clock rates agree
 //     within the margin, not clocks).
-//  3. Rendezvous hashing makes the owners consistent: two views that
-//     contain members A and B never give a slot to A in one and to B in
-//     the other, so competing claims need views that differ in A or B —
-//     and seeing a claim means seeing its holder. The withdraw transition
-//     is therefore a defence: TestModel still passes without it, and
-//     fails without the claim-then-read rule.
+//  3. Owners need not agree between views: with exact quotas (package
+//     replicas) a third member's presence can move a slot between two
+//     members that both stay, so two replicas, each live in the other's
+//     view, can both hold a slot as their own while their views differ
+//     (TestModel counts such steps and fails if it sees none). Rules 1
+//     and 2 do not depend on owners agreeing. The withdraw transition is
+//     a defence: TestModel passes with and without it, and fails without
+//     the claim-then-read rule.
 //
 // # Why no slot is left behind
 //

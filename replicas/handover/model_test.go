@@ -28,9 +28,10 @@ type node struct {
 	r       *Replica
 	peers   map[string]Published // from the last successful read
 	live    []string
-	visible bool   // last read came after a successful write of Published()
-	cache   []bool // per slot: the slot's cache has synced
-	active  []bool // per slot: dispatching to handlers
+	visible bool                // last read came after a successful write of Published()
+	cache   []bool              // per slot: the slot's cache has synced
+	active  []bool              // per slot: dispatching to handlers
+	target  replicas.Assignment // of its last step
 }
 
 // world is a linearizable store of Leases (a member is live while its
@@ -41,6 +42,10 @@ type world struct {
 	store map[string]Published
 	nodes map[string]*node
 	next  int
+	// rivals counts steps after which two replicas, each live in both
+	// views, each hold a slot as its own (exact quotas let a third
+	// member's presence move a slot between two that stay).
+	rivals int
 }
 
 func (w *world) join() *node {
@@ -74,6 +79,8 @@ func (w *world) step(n *node, fence bool) {
 	if err != nil {
 		w.t.Fatal(err)
 	}
+	n.target = target
+	w.countRivals(n)
 	acts := n.r.Step(View{Target: target, Peers: n.peers, ClaimsVisible: n.visible, Fenced: fence, CacheSynced: func(s int) bool { return n.cache[s] }})
 	n.visible = false
 	for _, a := range acts {
@@ -107,6 +114,26 @@ func (w *world) step(n *node, fence bool) {
 	}
 }
 
+// countRivals counts in w.rivals whether n and another replica that can
+// act, each a member of the other's last target, both hold a slot their
+// own there.
+func (w *world) countRivals(n *node) {
+	for _, m := range w.nodes {
+		if m == n || (m.state != up && m.state != partitioned) || m.target.Slots() != w.slots ||
+			!slices.Contains(n.target.Members(), m.name) || !slices.Contains(m.target.Members(), n.name) {
+			continue
+		}
+		for s := range w.slots {
+			x, _ := n.target.SlotOwner(s)
+			y, _ := m.target.SlotOwner(s)
+			if x == n.name && y == m.name {
+				w.rivals++
+				return
+			}
+		}
+	}
+}
+
 func (w *world) pick(rng *rand.Rand, states ...nodeState) *node {
 	var c []*node
 	for _, name := range slices.Sorted(maps.Keys(w.nodes)) {
@@ -126,12 +153,22 @@ func (w *world) pick(rng *rand.Rand, states ...nodeState) *node {
 // renew-deadline assumption) and expiries. Throughout, no slot is
 // dispatched by two replicas at once. Then membership stops changing and
 // the replicas run until quiet: every slot is dispatched by exactly its
-// target owner among the live replicas.
+// target owner among the live replicas. The schedules must include rivals
+// (two replicas, each in the other's target, holding the same slot), or
+// the test has not exercised competing claims.
 func TestModel(t *testing.T) {
+	rivals := 0
+	defer func() {
+		t.Logf("steps with rivals: %d", rivals)
+		if rivals == 0 && !t.Failed() {
+			t.Error("no schedule gave two replicas the same slot; the model does not test rival claims")
+		}
+	}()
 	for seed := range uint64(1000) {
 		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 2))
 			w := &world{t: t, slots: 1 << rng.IntN(6), store: map[string]Published{}, nodes: map[string]*node{}}
+			defer func() { rivals += w.rivals }()
 			for range 1 + rng.IntN(3) {
 				w.join()
 			}

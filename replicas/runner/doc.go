@@ -62,8 +62,8 @@
 // # Cost of one informer per slot, and the merged design not built
 //
 // Each slot the replica syncs or holds has its own informer: one list and
-// one watch per slot (Config.Slots, default 16, so about 16/N watches
-// per replica of N), and with Workers > 1 its own pipeline shards and
+// one watch per slot (Config.Slots, default 16, so ⌊16/N⌋ or ⌈16/N⌉
+// watches per replica of N), and with Workers > 1 its own pipeline shards and
 // workers. With server-side filtering each replica decodes only its own
 // slots' objects — the scenario test measures exactly its slots' events
 // and about 1/N of the bytes. Without (the fallback) every slot informer

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -65,6 +66,9 @@ type Runner struct {
 
 	// Owned by Run's goroutine.
 	slots map[int]*slot
+	// target is the last assignment, kept while the live members stay
+	// the same (Assign sorts N·Slots pairs).
+	target replicas.Assignment
 
 	// fallback logs the first slot informer's fallback to client-side
 	// filtering, so that a replica says it once, not once per slot.
@@ -166,9 +170,12 @@ func (r *Runner) round(ctx context.Context) {
 	if err != nil && ctx.Err() == nil {
 		r.logger.Error(err, "membership round")
 	}
-	target, err := replicas.Assign(rd.Live, r.cfg.Slots)
-	if err != nil {
-		panic(err) // slot count validated by New; names are non-empty holders
+	if r.target.Slots() == 0 || !slices.Equal(r.target.Members(), rd.Live) {
+		target, err := replicas.Assign(rd.Live, r.cfg.Slots)
+		if err != nil {
+			panic(err) // slot count validated by New; names are non-empty holders
+		}
+		r.target = target
 	}
 	peers := map[string]handover.Published{}
 	for name, ann := range rd.Annotations {
@@ -182,7 +189,7 @@ func (r *Runner) round(ctx context.Context) {
 		peers[name] = p
 	}
 	r.execute(r.hand.Step(handover.View{
-		Target:        target,
+		Target:        r.target,
 		Peers:         peers,
 		ClaimsVisible: rd.Renewed,
 		Fenced:        r.members.Fenced() || r.tripped.Swap(false),

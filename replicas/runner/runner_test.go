@@ -439,9 +439,10 @@ func scenario(t *testing.T, b backend, parallel bool) {
 
 // checkDecoded checks what each of the replicas r0, r1, r2 decoded during
 // the first churn against the reference informer and against the churn's
-// events in each replica's slots: with server-side filtering each replica
-// decodes its own events and no more (up to a tenth of the stream for a
-// relist); without, at least the whole stream.
+// events in each replica's slots: each replica owns ⌊slots/N⌋ or
+// ⌈slots/N⌉ slots; with server-side filtering each replica decodes its own
+// events and no more (up to a tenth of the stream for a relist); without,
+// at least the whole stream.
 func checkDecoded(t *testing.T, b backend, ref *decoded, dec map[string]*decoded, slots int) {
 	t.Helper()
 	a, _ := replicas.Assign(slices.Sorted(maps.Keys(dec)), slots)
@@ -450,6 +451,13 @@ func checkDecoded(t *testing.T, b backend, ref *decoded, dec map[string]*decoded
 		if p.Namespace == "ns-new" && strings.HasPrefix(p.Name, "new-0-") || p.Labels["churn"] == "yes" {
 			owner, _ := a.Owner(shardselector.Hash(string(p.UID)))
 			mine[owner]++
+		}
+	}
+	// Exact balance bounds what a replica decodes with server-side
+	// filtering to the events of ⌈slots/N⌉ of the slots.
+	for name := range dec {
+		if n, lo := len(a.OwnedSlots(name)), slots/len(dec); n != lo && (n != lo+1 || slots%len(dec) == 0) {
+			t.Errorf("%s owns %d of %d slots", name, n, slots)
 		}
 	}
 	stream := ref.objects.Load()
