@@ -203,12 +203,13 @@
 // that is why maps are shared only on request. Strings are immutable, so
 // interning alone is invisible.
 //
-// WithCompaction's work is mostly done while decoding: protobuf pods on the
-// diet are unmarshalled into slices (and label, annotation and node
-// selector maps) allocated at their final size, counted from the bytes
-// first (presize.go), instead of growing by doubling and being copied to
-// their exact length afterwards. That cuts what the decode allocates by a
-// third and leaves the collector less garbage while a cache fills.
+// Most of WithCompaction's work is done while decoding, with or without
+// the diet: protobuf pods are unmarshalled into slices (and label,
+// annotation and node selector maps) allocated at their final size,
+// counted from the bytes first (presize.go), instead of growing by
+// doubling (and, with the diet, being copied to their exact length
+// afterwards). With the diet that cuts what the decode allocates by a
+// third, and it leaves the collector less garbage while a cache fills.
 //
 // What each step saves (heap per cached pod, by field class) and costs
 // (CPU per pod) is measured in bench/results/wire.md, with the commands.

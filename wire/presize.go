@@ -9,11 +9,11 @@ import (
 	"github.com/shardinformer/shardinformer/wire/internal/pbwire"
 )
 
-// Decoding pods with exact-size slices (protobuf, with the diet). The
-// generated unmarshalers append the occurrences of a repeated field one by
-// one, so a slice grows by doubling: every array but the last is garbage,
-// and the last has up to half its capacity unused, which compaction then
-// copies away. On apisim's pods that is about 11 KB allocated per pod for
+// Decoding protobuf pods with exact-size slices, with or without the
+// diet. The generated unmarshalers append the occurrences of a repeated
+// field one by one, so a slice grows by doubling: every array but the last
+// is garbage, and the last has up to half its capacity unused, which
+// compaction then copies away. On apisim's pods that is about 11 KB allocated per pod for
 // about 4 KB kept, and garbage makes the collector run more often while a
 // cache fills. unmarshalPod counts each message's repeated fields first and
 // allocates their slices (and maps) at their final size, so the appends
@@ -30,6 +30,17 @@ import (
 // field by field (a top-level field other than metadata, spec and status
 // once each); the plain unmarshaler decodes it.
 var errPodShape = errors.New("wire: pod message not in the shape unmarshalPod decodes")
+
+// decodePod decodes the pod message b into p, a new Pod, with exact-size
+// slices; if that fails it decodes b again with the generated unmarshaler,
+// whose result and error are client-go's.
+func decodePod(p *corev1.Pod, b []byte) error {
+	if unmarshalPod(p, b) == nil {
+		return nil
+	}
+	*p = corev1.Pod{}
+	return p.Unmarshal(b)
+}
 
 // unmarshalPod decodes the pod message b into p, a new Pod, as
 // p.Unmarshal(b) does. On an error p is partly decoded: decode b into a

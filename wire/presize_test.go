@@ -71,7 +71,9 @@ func TestUnmarshalPodExactSizes(t *testing.T) {
 // in a random order (containers among the other fields, interleaved with
 // init containers), repeated top-level messages and truncated bytes decode
 // through protoPod as the plain unmarshal does: both fail alike or give
-// equal pods.
+// equal pods, and so does decodePod (the path without the diet). The
+// first three shapes are also decoded by unmarshalPod alone, which must
+// not need the fallback for them.
 func TestUnmarshalPodShapes(t *testing.T) {
 	for seed := int64(0); seed < 40; seed++ {
 		r := rand.New(rand.NewSource(seed))
@@ -96,6 +98,21 @@ func TestUnmarshalPodShapes(t *testing.T) {
 			}
 			if err == nil && !apiequality.Semantic.DeepEqual(&want, got) {
 				t.Fatalf("seed %d shape %d differs from the plain decode:\n%s", seed, k, cmp.Diff(&want, got))
+			}
+			var plain corev1.Pod // the path without the diet
+			if err := decodePod(&plain, b); (err != nil) != (werr != nil) || (err != nil && err.Error() != werr.Error()) {
+				t.Fatalf("seed %d shape %d: decodePod error %v, plain %v", seed, k, err, werr)
+			} else if err == nil && !apiequality.Semantic.DeepEqual(&want, &plain) {
+				t.Fatalf("seed %d shape %d: decodePod differs from the plain decode:\n%s", seed, k, cmp.Diff(&want, &plain))
+			}
+			if k < 3 { // the shapes unmarshalPod decodes itself, without the fallback
+				var direct corev1.Pod
+				if err := unmarshalPod(&direct, b); err != nil {
+					t.Fatalf("seed %d shape %d: unmarshalPod: %v", seed, k, err)
+				}
+				if !apiequality.Semantic.DeepEqual(&want, &direct) {
+					t.Fatalf("seed %d shape %d: unmarshalPod differs from the plain decode:\n%s", seed, k, cmp.Diff(&want, &direct))
+				}
 			}
 		}
 	}
