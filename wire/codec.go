@@ -255,7 +255,13 @@ func (c *codec) protoItem(b []byte) (runtime.Object, error) {
 		return c.diet.protoPod(b)
 	}
 	obj := c.newItem()
-	if err := obj.(unmarshaler).Unmarshal(b); err != nil {
+	var err error
+	if pod, ok := obj.(*corev1.Pod); ok {
+		err = decodePod(pod, b)
+	} else {
+		err = obj.(unmarshaler).Unmarshal(b)
+	}
+	if err != nil {
 		return nil, err
 	}
 	if c.diet.dropManagedFields && !excised {

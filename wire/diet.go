@@ -106,16 +106,18 @@ func (d diet) dietPod(t *interner, pod *corev1.Pod) {
 }
 
 // protoPod unmarshals a pod's protobuf message b with the diet, sharing
-// parts before they are decoded (shareproto.go).
+// parts before they are decoded (shareproto.go), into exact-size slices
+// (presize.go).
 func (d diet) protoPod(b []byte) (runtime.Object, error) {
 	t := d.interners.get()
 	defer d.interners.put(t)
 	pl := &t.plan
 	in, planned := pl.plan(t, b, d.shareMaps)
 	pod := &corev1.Pod{}
-	if err := pod.Unmarshal(in); err != nil {
+	if err := unmarshalPod(pod, in); err != nil {
 		pl.reset()
-		// A hit's bytes decoded before, so the error is in the rest; the
+		// A hit's bytes decoded before, so the error is in the rest (or
+		// the shape is one unmarshalPod leaves to the plain decode); the
 		// plain decode reports it as client-go would.
 		pod = &corev1.Pod{}
 		if err := pod.Unmarshal(b); err != nil {

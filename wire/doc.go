@@ -203,141 +203,29 @@
 // that is why maps are shared only on request. Strings are immutable, so
 // interning alone is invisible.
 //
-// Heap retained per cached realistic pod (apisim.NewPod with managedFields,
-// protobuf, 10k pods held in a slice, after GC, BenchmarkHeapPerPod; each
-// run pays for the caches it fills, about 150 bytes per pod at 10k pods):
+// Most of WithCompaction's work is done while decoding, with or without
+// the diet: protobuf pods are unmarshalled into slices (and label,
+// annotation and node selector maps) allocated at their final size,
+// counted from the bytes first (presize.go), instead of growing by
+// doubling (and, with the diet, being copied to their exact length
+// afterwards). With the diet that cuts what the decode allocates by a
+// third, and it leaves the collector less garbage while a cache fills.
 //
-//	client-go                           28.5 KB   1.00
-//	wire, no diet                       28.5 KB   1.00
-//	wire, drop managedFields            22.0 KB   0.77
-//	  + interning                       19.0 KB   0.66
-//	  + compaction                      20.3 KB   0.71
-//	  + interning + compaction          17.3 KB   0.61
-//	WithDiet (all four)                 15.4 KB   0.54
-//	WithDiet + WithSharedValues         12.4 KB   0.44
-//
-// (Remeasured with sharing before decoding, `go test ./wire -run XXX
-// -bench BenchmarkHeapPerPod -count 3 -benchtime 1x`, every run identical:
-// the rows above are unchanged but for WithSharedValues, 12.6 KB before.)
-//
-// The target of 0.5x is met only with WithSharedValues: without shared
-// maps, what remains is structure, not strings — the pod's structs (the
-// Pod itself is 1.2 KB, a Container 0.4 KB, a Volume 0.25 KB, and apisim's
-// pods have a random token volume, so the volumes array is per pod), the
-// maps (resource requirements 2.7 KB; labels and annotations 1.3 KB) and
-// the strings unique to each pod (name, uid, IPs, container IDs,
-// checksums). apisim gives about ten pods to each template (50 apps in 20
-// namespaces over 10k pods); larger ReplicaSets share more.
-//
-// Interned field classes, each alone on top of dropping managedFields
-// (same run), heap saved per pod:
-//
-//	metadata (namespace, label keys and values, annotation     0.61 KB
-//	  keys, owner references, finalizers)
-//	  + annotation values                                      +0.18 KB
-//	pod spec (node, service account, scheduler, policies,      0.52 KB
-//	  node selector, tolerations, volumes, affinity)
-//	containers (names, images, args, ports, env names and      1.17 KB
-//	  references, mounts, probes)
-//	env values                                                 0.20 KB
-//	status (phase, conditions, host IPs, QoS, container        0.45 KB
-//	  statuses)
-//
-// BenchmarkDiet gives each class's CPU per pod (see Performance).
-// All but env values are interned by default: apisim's env values repeat
-// only within an app's pods in one namespace, and WithSharing shares those
-// pods' whole env lists, which saves more than interning their values.
+// What each step saves (heap per cached pod, by field class) and costs
+// (CPU per pod) is measured in bench/results/wire.md, with the commands.
+// In short, on apisim's realistic pods with managedFields: WithDiet keeps
+// 0.54x of client-go's heap per pod, 0.44x with WithSharedValues.
 //
 // # Performance
 //
-// One run, six interleaved rounds, 2 cores shared with other work (load
-// average 1.3–1.5), medians with the per-round min–max of the ratio to
-// client-go (BenchmarkWatchDecode, BenchmarkListDecode; realistic pods with
-// managedFields, protobuf, replayed from memory):
-//
-//	watch decode, per event          median    vs client-go
-//	  single-core floor (proto only)   28 µs    2.8x [2.3–3.4]
-//	  client-go StreamWatcher          78 µs    1.0x
-//	  wire, 1 worker                   47 µs    1.4x [1.3–2.2]
-//	  wire, 2 workers                  32 µs    2.5x [1.8–3.1]
-//	  wire, 1 worker, WithDiet         90 µs    0.9x [0.7–1.0]
-//	  wire, 2 workers, WithDiet        77 µs    1.0x [0.8–1.3]
-//	list decode of 10k pods, per pod
-//	  client-go (ReadAll + Into)      125 µs    1.0x   784 MB allocated
-//	  wire, 1 worker                   34 µs    3.8x [3.1–4.4]   377 MB
-//	  wire, 2 workers                  30 µs    4.4x [2.8–5.1]   378 MB
-//
-// The diet rows above are older code. With sharing before decoding
-// (shareproto.go), one run, three rounds of each benchmark (load average
-// 8–13 on the 2 cores: other helpers' builds and loadgen runs), medians
-// with [min–max] of the round-paired ratios; BenchmarkWatchDecode also
-// reports the process's CPU time (all goroutines, GC included) per event,
-// which varies less than wall time on a loaded machine:
-//
-//	watch decode, per event       wall   cpu    wall vs no diet  cpu vs no diet
-//	  single-core floor           27 µs  31 µs
-//	  client-go StreamWatcher     76 µs 100 µs
-//	  wire, 1 worker              44 µs  58 µs
-//	  wire, 2 workers             36 µs  51 µs
-//	  wire, 1 worker, WithDiet    62 µs  83 µs  1.32x [1.31–2.4]  1.32x [1.27–1.87]
-//	  wire, 2 workers, WithDiet   44 µs  78 µs  1.37x [0.99–1.67] 1.54x [0.95–1.88]
-//
-// (`flock /tmp/bench.lock go test ./wire -run XXX -bench BenchmarkWatchDecode
-// -count 3 -benchtime 3x`.) The medians put WithDiet with 2 workers at
-// 1.23x the plain decode's wall time (was 1.82x) and 1.7x client-go's
-// throughput, with 343 allocations per event instead of 428; its CPU is
-// 1.54x the plain decode's. A second run right after (load average 2.5,
-// other helpers compiling without the lock) gave the same CPU ratios —
-// 2 workers 76 µs vs 47 µs (1.6x), 1 worker 78 µs vs 58 µs (1.34x) — but
-// wall times of 84 µs with the diet vs 25 µs without for 2 workers (two
-// of three rounds disturbed; 1 worker: 56 µs vs 42 µs). So the goal of
-// ≤ 1.2x is not met: the diet costs about 20–28 µs of CPU per event, and
-// with two workers on two cores that CPU comes off throughput. What the diet still pays for on
-// apisim's pods is misses: env lists repeat only within an app's pods in
-// one namespace and owner references not at all (of 2000 pods, env hit
-// 57 times and missed 3943, owner references missed 2000), and each miss
-// is decoded, compacted, interned and cached under a copy of its bytes.
-// Caching a part only the second time its bytes are seen would save those
-// copies at the price of one more unshared copy per template.
-//
-// That is now done (seenBefore in share.go). Measured against main's code
-// in one run, three interleaved rounds (old, new, old, new…) under the
-// exclusive lock, load average 2.5 before and 2.3 after but still
-// disturbed (the plain 1-worker decode took 89–120 µs of CPU per event,
-// twice the figure above), `wd.test -test.bench
-// 'BenchmarkWatchDecode/impl=(wire|floor)' -test.benchtime 3x`, medians
-// with [min–max] of the round-paired ratios:
-//
-//	                            cpu main  cpu new  diet/plain cpu, new   allocs/event
-//	wire, 2 workers             61 µs     54 µs                          428
-//	wire, 2 workers, WithDiet   97 µs     87 µs    1.66x [1.55–2.04]     343 → 337
-//	wire, 1 worker              99 µs    111 µs                          426
-//	wire, 1 worker, WithDiet   100 µs     96 µs    0.85x [0.83–0.86]     343 → 331
-//
-// Round by round, WithDiet's CPU with the change is 0.98x [0.82–1.12]
-// of main's (2 workers) and 1.01x [0.87–1.03] (1 worker): within the
-// noise. BenchmarkDietDecode (diet=full, ns per pod) 48 µs [45–62] vs
-// 56 µs [52–60]; BenchmarkDiet/diet=share 8.9 µs vs 9.8 µs. Heap per pod
-// (BenchmarkHeapPerPod) is unchanged: WithDiet 15.36 KB (15.36 KB before),
-// with WithSharedValues 12.35 KB (12.43 KB). So the goal of ≤ 1.2x the
-// plain decode's CPU with 2 workers is still not met. A CPU profile of the
-// 1-worker diet decode (before the change) puts the decode of what is
-// left after cutting the hits at 63% of the diet path, interning at 19%
-// (hash and compare of about 150 strings per pod, bound by the cache
-// misses of the 8Ki-slot table), the walk that looks the parts up at 17%
-// (half the lookups, half NextField), compaction 5%, caching the misses
-// 4%: the misses' copies were not the main cost.
-//
-// The diet's steps alone, before sharing moved ahead of decoding
-// (BenchmarkDiet, decoded pods, one interner, CPU per pod, median
-// [min–max] of three, load average 2.3): interning (default classes)
-// 11.0 µs [10.4–11.0], compaction 8.9 µs [6.2–9.3], sharing 9.1 µs
-// [8.8–9.8], all of WithDiet 21.8 µs [20.8–23.7]. Interning by class:
-// metadata 3.2 µs, annotation values +0.9 µs, spec 4.0 µs, containers
-// 4.5 µs, env values 1.5 µs, status 1.9 µs; so per µs of CPU containers
-// and metadata save the most heap (0.26 and 0.19 KB), env values (0.13
-// KB) and spec the least. BenchmarkDietDecode now measures the decode
-// with the diet from bytes, which is where sharing happens.
+// bench/results/wire.md has the figures and the commands that reproduce
+// them: BenchmarkWatchDecode (watch decode per event, wall and process CPU,
+// against client-go's StreamWatcher and the single-core floor of a plain
+// proto unmarshal; keep=true holds every decoded pod as a store does, so
+// the collector's marking counts), BenchmarkListDecode, BenchmarkDiet and
+// BenchmarkDietDecode (the diet's steps), BenchmarkHeapPerPod, and the
+// profile of a 100k-pod initial sync. bench/results/sync.md has the
+// end-to-end sync against client-go.
 //
 // # Fuzzing
 //

@@ -1,0 +1,157 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math/rand"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/apitesting/fuzzer"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metafuzzer "k8s.io/apimachinery/pkg/apis/meta/fuzzer"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/shardinformer/shardinformer/apisim"
+	"github.com/shardinformer/shardinformer/wire/internal/pbwire"
+)
+
+// TestUnmarshalPodExactSizes: a realistic pod decodes to the plain decode,
+// with every slice unmarshalPod sizes at its exact length (what saves the
+// growth and the compaction), and no compaction left to do.
+func TestUnmarshalPodExactSizes(t *testing.T) {
+	src := apisim.NewPod("ns", "p", 3, apisim.PodOptions{ManagedFields: true})
+	raw, err := src.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want corev1.Pod
+	if err := want.Unmarshal(raw); err != nil {
+		t.Fatal(err)
+	}
+	var got corev1.Pod
+	if err := unmarshalPod(&got, raw); err != nil {
+		t.Fatal(err)
+	}
+	if !apiequality.Semantic.DeepEqual(&want, &got) {
+		t.Fatalf("differs from the plain decode:\n%s", cmp.Diff(&want, &got))
+	}
+	exact := func(name string, length, capacity int) {
+		t.Helper()
+		if length != capacity {
+			t.Errorf("%s: len %d, cap %d", name, length, capacity)
+		}
+	}
+	s, st := &got.Spec, &got.Status
+	if len(s.Containers) < 2 || len(s.Volumes) == 0 || len(st.Conditions) == 0 || len(got.ManagedFields) == 0 {
+		t.Fatalf("apisim's pod lacks the lists this test checks: %d containers, %d volumes, %d conditions, %d managedFields",
+			len(s.Containers), len(s.Volumes), len(st.Conditions), len(got.ManagedFields))
+	}
+	exact("ownerReferences", len(got.OwnerReferences), cap(got.OwnerReferences))
+	exact("managedFields", len(got.ManagedFields), cap(got.ManagedFields))
+	exact("volumes", len(s.Volumes), cap(s.Volumes))
+	exact("containers", len(s.Containers), cap(s.Containers))
+	exact("tolerations", len(s.Tolerations), cap(s.Tolerations))
+	for i := range s.Containers {
+		c := &s.Containers[i]
+		exact("env", len(c.Env), cap(c.Env))
+		exact("volumeMounts", len(c.VolumeMounts), cap(c.VolumeMounts))
+		exact("ports", len(c.Ports), cap(c.Ports))
+	}
+	exact("conditions", len(st.Conditions), cap(st.Conditions))
+	exact("containerStatuses", len(st.ContainerStatuses), cap(st.ContainerStatuses))
+	if allocs := testing.AllocsPerRun(10, func() { compactPod(&got) }); allocs != 0 {
+		t.Errorf("compaction after unmarshalPod allocates %v times", allocs)
+	}
+}
+
+// TestUnmarshalPodShapes: random pods whose spec and top-level fields come
+// in a random order (containers among the other fields, interleaved with
+// init containers), repeated top-level messages and truncated bytes decode
+// through protoPod as the plain unmarshal does: both fail alike or give
+// equal pods, and so does decodePod (the path without the diet). The
+// first three shapes are also decoded by unmarshalPod alone, which must
+// not need the fallback for them.
+func TestUnmarshalPodShapes(t *testing.T) {
+	for seed := int64(0); seed < 40; seed++ {
+		r := rand.New(rand.NewSource(seed))
+		f := fuzzer.FuzzerFor(metafuzzer.Funcs, rand.NewSource(seed), scheme.Codecs).NilChance(0.3).NumElements(0, 3)
+		var p corev1.Pod
+		f.Fill(&p)
+		p.TypeMeta = metav1.TypeMeta{}
+		raw, err := p.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		shapes := [][]byte{raw, shuffled(t, r, raw, 2), shuffled(t, r, raw, 0)}
+		shapes = append(shapes, append(bytes.Clone(raw), raw...)) // every top-level message twice
+		shapes = append(shapes, raw[:r.Intn(len(raw)+1)])
+		for k, b := range shapes {
+			var want corev1.Pod
+			werr := want.Unmarshal(b)
+			d := diet{intern: true, compact: true, share: true, classes: internDefault, interners: newInterners(1)}
+			got, err := d.protoPod(bytes.Clone(b))
+			if (err != nil) != (werr != nil) || (err != nil && err.Error() != werr.Error()) {
+				t.Fatalf("seed %d shape %d: error %v, plain %v", seed, k, err, werr)
+			}
+			if err == nil && !apiequality.Semantic.DeepEqual(&want, got) {
+				t.Fatalf("seed %d shape %d differs from the plain decode:\n%s", seed, k, cmp.Diff(&want, got))
+			}
+			var plain corev1.Pod // the path without the diet
+			if err := decodePod(&plain, b); (err != nil) != (werr != nil) || (err != nil && err.Error() != werr.Error()) {
+				t.Fatalf("seed %d shape %d: decodePod error %v, plain %v", seed, k, err, werr)
+			} else if err == nil && !apiequality.Semantic.DeepEqual(&want, &plain) {
+				t.Fatalf("seed %d shape %d: decodePod differs from the plain decode:\n%s", seed, k, cmp.Diff(&want, &plain))
+			}
+			if k < 3 { // the shapes unmarshalPod decodes itself, without the fallback
+				var direct corev1.Pod
+				if err := unmarshalPod(&direct, b); err != nil {
+					t.Fatalf("seed %d shape %d: unmarshalPod: %v", seed, k, err)
+				}
+				if !apiequality.Semantic.DeepEqual(&want, &direct) {
+					t.Fatalf("seed %d shape %d: unmarshalPod differs from the plain decode:\n%s", seed, k, cmp.Diff(&want, &direct))
+				}
+			}
+		}
+	}
+}
+
+// shuffled returns the pod message b with the fields of its spec (field
+// 2, if num is 2) or its own fields (num 0) in a random order.
+func shuffled(t *testing.T, r *rand.Rand, b []byte, num int32) []byte {
+	t.Helper()
+	fields := func(b []byte) [][]byte {
+		var out [][]byte
+		for i := 0; i < len(b); {
+			f, err := pbwire.NextField(b, i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, b[f.Start:f.End])
+			i = f.End
+		}
+		return out
+	}
+	top := fields(b)
+	if num == 0 {
+		r.Shuffle(len(top), func(i, j int) { top[i], top[j] = top[j], top[i] })
+		return bytes.Join(top, nil)
+	}
+	var out []byte
+	for _, fb := range top {
+		f, _ := pbwire.NextField(fb, 0)
+		if f.Num != num || f.WireType != pbwire.WireBytes {
+			out = append(out, fb...)
+			continue
+		}
+		inner := fields(fb[f.Val:])
+		r.Shuffle(len(inner), func(i, j int) { inner[i], inner[j] = inner[j], inner[i] })
+		body := bytes.Join(inner, nil)
+		out = append(out, fb[:f.LenAt]...)
+		out = binary.AppendUvarint(out, uint64(len(body)))
+		out = append(out, body...)
+	}
+	return out
+}
