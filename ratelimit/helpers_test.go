@@ -101,8 +101,8 @@ func (q *Queue[K]) check() error {
 		if inRing[sl.key]++; inRing[sl.key] > 1 {
 			bad("key %v twice in the ready FIFO", sl.key)
 		}
-		if _, want := q.shardOf(sl.key); sl.shard != want {
-			bad("key %v in the FIFO with shard %d, want %d", sl.key, sl.shard, want)
+		if h := q.hash(sl.key); sl.hash != h {
+			bad("key %v in the FIFO with hash %#x, want %#x", sl.key, sl.hash, h)
 		}
 	}
 	if p, r := q.fifo.popped.Load(), q.fifo.pushed; r-p != uint64(q.fifo.ready.len()) {
@@ -120,8 +120,8 @@ func (q *Queue[K]) check() error {
 	for i := range q.shards {
 		s := &q.shards[i]
 		s.mu.Lock()
-		for k, e := range s.keys {
-			if _, want := q.shardOf(k); want != uint32(i) {
+		for k, e := range s.keys.all() {
+			if want := q.hash(k) >> (64 - shardBits); want != uint64(i) {
 				bad("key %v in shard %d, want %d", k, i, want)
 			}
 			if !q.queued(e) {
@@ -144,7 +144,7 @@ func (q *Queue[K]) check() error {
 	if ready != len(inRing) {
 		bad("%d ready keys, %d in the FIFO", ready, len(inRing))
 	}
-	if n := q.inFlight.Load(); n != int64(processing) {
+	if n := q.inFlight(); n != uint64(processing) {
 		bad("inFlight %d, %d keys in flight", n, processing)
 	}
 

@@ -238,7 +238,7 @@ func compareModel(q *Queue[string], m *model, fail func(string, ...any)) {
 	for i := range q.shards {
 		s := &q.shards[i]
 		s.mu.Lock()
-		for k, e := range s.keys {
+		for k, e := range s.keys.all() {
 			switch {
 			case q.queued(e):
 				states[k] = stateReady

@@ -34,27 +34,36 @@ type entry struct {
 	added, start time.Duration
 }
 
-// numShards is the number of key-state shards, a power of two. Keys hash to
-// shards, so operations on different keys rarely wait for each other.
-const numShards = 32
+// numShards is the number of key-state shards, 1<<shardBits. Keys hash to
+// shards (by the top bits of Queue.hash), so operations on different keys
+// rarely wait for each other.
+const (
+	shardBits = 5
+	numShards = 1 << shardBits
+)
 
 // shard holds the state of the keys that hash to it: a key ready or in
-// flight has an entry; an idle key has none. Add and Done touch the map;
+// flight has an entry; an idle key has none. Add and Done touch the table;
 // Get does not (with metrics on it records the start time there).
 type shard[K comparable] struct {
 	mu sync.Mutex
 	// keys holds the ready and in-flight keys. Guarded by mu.
-	keys map[K]entry
+	keys table[K]
+	// dones counts the Dones of keys in flight in this shard. Written under
+	// mu (an atomic so that Queue.inFlight can sum the shards without their
+	// locks): a per-shard count spares Get and Done a counter shared by all
+	// workers.
+	dones atomic.Uint64
 	// Keeps two shards' hot fields out of one cache line: the other core's
 	// shard operations would otherwise invalidate ours.
 	_ [64]byte
 }
 
-// slot is one key in the ready FIFO, with its shard so that Get does not
-// hash it again, and when it became ready (metrics only).
+// slot is one key in the ready FIFO, with its hash so that Get does not
+// hash it again (metrics only), and when it became ready (metrics only).
 type slot[K comparable] struct {
 	key   K
-	shard uint32
+	hash  uint64
 	added time.Duration
 }
 
@@ -84,11 +93,11 @@ type Queue[K comparable] struct {
 	// that it reads the same within any of those critical sections; it is
 	// also read without a lock.
 	shutDown atomic.Bool
-	// inFlight counts keys handed out by Get and not yet Done. Incremented
-	// under fifo's lock, decremented by Done without it.
-	inFlight atomic.Int64
 	// draining is set (and never cleared) when ShutDownWithDrain starts:
-	// from then on a Done that empties inFlight wakes fifo.drained.
+	// from then on a Done that empties the in-flight keys wakes
+	// fifo.drained. Done increments its shard's dones before it reads
+	// draining, and ShutDownWithDrain sets draining before it counts the
+	// keys in flight, so either Done wakes it or it counts that Done.
 	draining atomic.Bool
 
 	// fifo orders the ready keys. Its lock is taken after a shard's lock,
@@ -123,7 +132,7 @@ type Queue[K comparable] struct {
 		// woken for one key.
 		sleepers, waking int
 		spinning         bool
-		// drained wakes ShutDownWithDrain when inFlight reaches zero or
+		// drained wakes ShutDownWithDrain when no key is in flight or
 		// ShutDown cancels the drain.
 		drained sync.Cond
 		// drain is true while ShutDownWithDrain waits; ShutDown clears it.
@@ -172,20 +181,24 @@ func New[K comparable](cfg Config[K]) (*Queue[K], error) {
 	if cfg.MetricsProvider != nil {
 		q.m = newMetrics(cfg.MetricsProvider, cfg.Name, cfg.UnfinishedWorkUpdatePeriod)
 	}
-	for i := range q.shards {
-		q.shards[i].keys = make(map[K]entry)
-	}
 	q.fifo.nonEmpty.L = &q.fifo.Mutex
 	q.fifo.drained.L = &q.fifo.Mutex
 	q.delay.poke = make(chan struct{}, 1)
 	return q, nil
 }
 
-// shardOf returns k's shard and its index.
-func (q *Queue[K]) shardOf(k K) (*shard[K], uint32) {
-	i := uint32(maphash.Comparable(q.seed, k)) & (numShards - 1)
-	return &q.shards[i], i
+// hash returns k's hash, never 0 (the empty slot of a table): its top
+// shardBits pick k's shard, its low bits k's slot in the shard's table.
+func (q *Queue[K]) hash(k K) uint64 {
+	h := maphash.Comparable(q.seed, k)
+	if h == 0 {
+		h = 1
+	}
+	return h
 }
+
+// shardOf returns the shard of the key whose hash is h.
+func (q *Queue[K]) shardOf(h uint64) *shard[K] { return &q.shards[h>>(64-shardBits)] }
 
 // now returns the clock's time as an offset from q.epoch.
 func (q *Queue[K]) now() time.Duration { return q.clock.Since(q.epoch) }
@@ -194,25 +207,26 @@ func (q *Queue[K]) now() time.Duration { return q.clock.Since(q.epoch) }
 // it is; if it is in flight, it is handed out again after its Done. After
 // ShutDown, Add does nothing.
 func (q *Queue[K]) Add(k K) {
-	s, i := q.shardOf(k)
+	h := q.hash(k)
+	s := q.shardOf(h)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if q.shutDown.Load() {
 		return
 	}
-	e, ok := s.keys[k]
+	i, ok := s.keys.upsert(h, k)
+	e := &s.keys.slots[i].e
 	if !ok {
 		added := q.added()
-		s.keys[k] = entry{ticket: q.push(k, i, added)}
+		e.ticket = q.push(k, h, added)
 		return
 	}
 	q.fifo.dedups.Add(1) // before reading popped: see fifo.dedups
-	if q.queued(e) || e.dirty {
+	if q.queued(*e) || e.dirty {
 		return // ready, or in flight and queued again at its Done
 	}
 	e.dirty = true
 	e.added = q.added()
-	s.keys[k] = e
 }
 
 // queued reports whether e's key is ready: still in the ready FIFO.
@@ -233,10 +247,10 @@ func (q *Queue[K]) added() time.Duration {
 // push appends k, just made ready at added, to the ready FIFO, wakes one
 // waiting Get, and returns k's ticket.
 // REQUIRES: k's shard lock held (so that lock order is shard, then fifo).
-func (q *Queue[K]) push(k K, shard uint32, added time.Duration) uint64 {
+func (q *Queue[K]) push(k K, h uint64, added time.Duration) uint64 {
 	f := &q.fifo
 	f.Lock()
-	f.ready.push(slot[K]{k, shard, added})
+	f.ready.push(slot[K]{k, h, added})
 	ticket := f.pushed
 	f.pushed++
 	n := f.ready.len()
@@ -294,7 +308,6 @@ func (q *Queue[K]) Get() (k K, shutdown bool) {
 	f.n.Store(int64(f.ready.len()))
 	f.popped.Add(1) // sl.key is in flight now
 	f.dedups.Load() // after writing popped: see fifo.dedups
-	q.inFlight.Add(1)
 	f.Unlock()
 	if q.m != nil {
 		q.started(sl)
@@ -304,11 +317,10 @@ func (q *Queue[K]) Get() (k K, shutdown bool) {
 
 // started records in the metrics that Get handed out sl's key.
 func (q *Queue[K]) started(sl slot[K]) {
-	s := &q.shards[sl.shard]
+	s := q.shardOf(sl.hash)
 	s.mu.Lock()
-	e := s.keys[sl.key]
+	e := &s.keys.slots[s.keys.lookup(sl.hash, sl.key)].e
 	e.start, e.started = q.now(), true
-	s.keys[sl.key] = e
 	q.m.depth.Dec()
 	q.m.latency.Observe((e.start - sl.added).Seconds())
 	s.mu.Unlock()
@@ -348,30 +360,48 @@ const spinChecks = 64
 // FIFO, even after ShutDown. Calling Done for a key that is not in flight is
 // a bug: it panics in race and invariants builds and is ignored otherwise.
 func (q *Queue[K]) Done(k K) {
-	s, i := q.shardOf(k)
+	h := q.hash(k)
+	s := q.shardOf(h)
 	s.mu.Lock()
-	e, ok := s.keys[k]
-	if !ok || q.queued(e) {
+	i := s.keys.lookup(h, k)
+	if i < 0 || q.queued(s.keys.slots[i].e) {
 		s.mu.Unlock()
 		if invariants {
 			panic(fmt.Sprintf("ratelimit: queue %q: Done(%v) of a key that is not in flight", q.name, k))
 		}
 		return
 	}
+	e := &s.keys.slots[i].e
 	if q.m != nil {
 		q.m.work.Observe((q.now() - e.start).Seconds())
 	}
 	if e.dirty {
-		s.keys[k] = entry{ticket: q.push(k, i, e.added)}
+		*e = entry{ticket: q.push(k, h, e.added)}
 	} else {
-		delete(s.keys, k)
+		s.keys.removeAt(i)
 	}
+	s.dones.Add(1) // before reading draining: see Queue.draining
 	s.mu.Unlock()
-	if q.inFlight.Add(-1) == 0 && q.draining.Load() {
+	if q.draining.Load() {
 		q.fifo.Lock()
-		q.fifo.drained.Broadcast()
+		if q.inFlight() == 0 {
+			q.fifo.drained.Broadcast()
+		}
 		q.fifo.Unlock()
 	}
+}
+
+// inFlight returns the number of keys in flight: handed out by Get (counted
+// by fifo.popped) and not yet Done (counted by the shards' dones). It reads
+// the Dones first, each of a key popped before, so it never counts a key
+// popped after it started as Done: with fifo's lock held it is exact; without
+// it may count a key Done meanwhile as still in flight, never the reverse.
+func (q *Queue[K]) inFlight() uint64 {
+	var dones uint64
+	for i := range q.shards {
+		dones += q.shards[i].dones.Load()
+	}
+	return q.fifo.popped.Load() - dones
 }
 
 // Len returns the number of ready keys: neither in flight nor delayed. Like
@@ -439,7 +469,7 @@ func (q *Queue[K]) ShutDownWithDrain() {
 	q.fifo.Unlock()
 	q.stopBackground()
 	q.fifo.Lock()
-	for q.fifo.drain && q.inFlight.Load() != 0 {
+	for q.fifo.drain && q.inFlight() != 0 {
 		q.fifo.drained.Wait()
 	}
 	q.fifo.Unlock()
