@@ -122,7 +122,9 @@
 // # Locking
 //
 // Key state is split into 32 shards by a hash of the key, each with its own
-// mutex and one map holding its ready and in-flight keys. The ready FIFO has
+// mutex and one hash table (table.go) holding its ready and in-flight keys:
+// Add and Done hash the key once, for its shard and its slot, and look it up
+// and insert or delete it in one probe sequence. The ready FIFO has
 // one more mutex, held only for O(1) ring operations, and numbers its pushes
 // (tickets) and pops. Operations on different keys therefore wait for each
 // other only on the FIFO lock. Lock order:
@@ -139,10 +141,12 @@
 // the pop count, and Get reads that counter after it writes the pop count,
 // so either the Add sees the key popped and queues it again at its Done,
 // or the Add is synchronized before the Get returns and the worker sees
-// what the event handler wrote before its Add. The delay goroutine adds due
-// keys after releasing the delay lock. The shutdown flag is set under every
-// shard lock and the FIFO lock, so each Add is wholly before or wholly after
-// ShutDown. MetricsProvider metrics are called from the goroutine running
+// what the event handler wrote before its Add. No counter is shared by all
+// workers: the keys in flight are the FIFO's pop count less the Dones,
+// which each shard counts under its lock (ShutDownWithDrain sums them).
+// The delay goroutine adds due keys after releasing the delay lock. The
+// shutdown flag is set under every shard lock and the FIFO lock, so each
+// Add is wholly before or wholly after ShutDown. MetricsProvider metrics are called from the goroutine running
 // the operation, sometimes under a shard lock: they must be safe for
 // concurrent use and must not block or call the queue.
 //

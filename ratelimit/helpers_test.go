@@ -94,10 +94,10 @@ func (q *Queue[K]) check() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 
+	q.out.Lock()
 	q.fifo.Lock()
 	inRing := map[K]int{}
-	for i := 0; i < q.fifo.ready.len(); i++ {
-		sl := q.fifo.ready.at(i)
+	for _, sl := range q.readySlots() {
 		if inRing[sl.key]++; inRing[sl.key] > 1 {
 			bad("key %v twice in the ready FIFO", sl.key)
 		}
@@ -105,8 +105,11 @@ func (q *Queue[K]) check() error {
 			bad("key %v in the FIFO with hash %#x, want %#x", sl.key, sl.hash, h)
 		}
 	}
-	if p, r := q.fifo.popped.Load(), q.fifo.pushed; r-p != uint64(q.fifo.ready.len()) {
-		bad("pushed %d - popped %d != %d keys in the FIFO", r, p, q.fifo.ready.len())
+	if p, r := q.out.popped.Load(), q.fifo.pushed; r-p != uint64(len(inRing)) {
+		bad("pushed %d - popped %d != %d keys in the FIFO", r, p, len(inRing))
+	}
+	if p, e := q.out.popped.Load(), q.out.end.Load(); e-p != uint64(q.out.ready.len()) {
+		bad("out: end %d - popped %d != %d keys", e, p, q.out.ready.len())
 	}
 	if n := q.fifo.n.Load(); n != int64(q.fifo.ready.len()) {
 		bad("fifo.n %d, ready %d", n, q.fifo.ready.len())
@@ -115,6 +118,7 @@ func (q *Queue[K]) check() error {
 		bad("idle queue with sleepers %d, waking %d, spinning %v", q.fifo.sleepers, q.fifo.waking, q.fifo.spinning)
 	}
 	q.fifo.Unlock()
+	q.out.Unlock()
 
 	ready, processing := 0, 0
 	for i := range q.shards {
@@ -256,4 +260,16 @@ func (p *recProvider) NewLongestRunningProcessorSecondsMetric(n string) workqueu
 }
 func (p *recProvider) NewRetriesMetric(n string) workqueue.CounterMetric {
 	return p.create("retries", n)
+}
+
+// readySlots returns the ready FIFO's slots, oldest first.
+// REQUIRES: out's and fifo's locks held.
+func (q *Queue[K]) readySlots() []slot[K] {
+	var sls []slot[K]
+	for _, r := range []*ring[slot[K]]{&q.out.ready, &q.fifo.ready} {
+		for i := range r.len() {
+			sls = append(sls, r.at(i))
+		}
+	}
+	return sls
 }

@@ -62,9 +62,9 @@ func (q *Queue[K]) startUpdater() {
 // the unfinished-work and longest-running gauges; after setting them to 0
 // (nothing in flight) it exits, unless a Get put a key in flight meanwhile.
 //
-// Exit and restart cannot both miss a key: Get increments fifo.popped, then
+// Exit and restart cannot both miss a key: Get increments out.popped, then
 // reads upd.running; this goroutine clears upd.running, then counts the
-// keys in flight (Queue.inFlight, which reads fifo.popped last). Both are
+// keys in flight (Queue.inFlight, which reads out.popped last). Both are
 // sequentially consistent atomics, so at least one of the two sees the
 // other's write and keeps a goroutine running.
 func (q *Queue[K]) updateLoop() {
@@ -111,7 +111,7 @@ func (q *Queue[K]) unfinished() (total, longest time.Duration, n int) {
 	for i := range q.shards {
 		s := &q.shards[i]
 		s.mu.Lock()
-		popped := q.fifo.popped.Load()
+		popped := q.out.popped.Load()
 		for _, e := range s.keys.all() {
 			if e.ticket >= popped || !e.started {
 				continue // ready, or Get has not recorded its start yet

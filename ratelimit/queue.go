@@ -16,7 +16,7 @@ import (
 var _ workqueue.TypedRateLimitingInterface[string] = (*Queue[string])(nil)
 
 // entry is the state of a key that is ready or in flight. The key is ready
-// while its ticket is still in the ready FIFO (ticket >= fifo.popped), and
+// while its ticket is still in the ready FIFO (ticket >= out.popped), and
 // in flight from the Get that pops it until its Done, which deletes the
 // entry or, if the key was added again meanwhile, queues it with a new
 // ticket. Get therefore puts a key in flight without touching its shard.
@@ -100,17 +100,38 @@ type Queue[K comparable] struct {
 	// keys in flight, so either Done wakes it or it counts that Done.
 	draining atomic.Bool
 
-	// fifo orders the ready keys. Its lock is taken after a shard's lock,
-	// never before, and is held only for O(1) ring operations.
+	// The ready FIFO is two rings: Add and Done push to fifo.ready, Get
+	// pops from out.ready, and a Get that finds out.ready empty swaps the
+	// two rings (O(1)), taking every key then in fifo.ready. Every key in
+	// out.ready was pushed before every key in fifo.ready, so keys are
+	// handed out in push order, while producers and workers take the same
+	// lock only once per swap rather than once per key. Lock order: out,
+	// then fifo (a Get swapping; it releases out before it waits on
+	// fifo.nonEmpty).
+	out struct {
+		sync.Mutex
+		ready ring[slot[K]]
+		// popped counts the pops from out.ready, written under out's lock
+		// and read by Add and Done under a shard lock: an entry whose
+		// ticket is below it is in flight.
+		popped atomic.Uint64
+		// end is the ticket after the last key swapped into out.ready,
+		// written by the swap (holding both locks): out.ready holds
+		// end - popped keys. An atomic so that push (holding fifo's
+		// lock, which keeps it still) and a spinning Get can read it
+		// without out's lock.
+		end atomic.Uint64
+		_   [64]byte // keeps the workers' lock apart from the producers'
+	}
+
+	// fifo is the tail of the ready FIFO and the state of waiting Gets.
+	// Its lock is taken after a shard's lock (and after out's), never
+	// before, and is held only for O(1) ring operations.
 	fifo struct {
 		sync.Mutex
 		ready ring[slot[K]]
 		// pushed counts the pushes to ready: the next push's ticket.
 		pushed uint64
-		// popped counts the pops from ready, written under the lock and
-		// read by Add and Done under a shard lock: an entry whose ticket
-		// is below it is in flight.
-		popped atomic.Uint64
 		// dedups counts the Adds that found their key ready or in flight.
 		// Such an Add increments it before it reads popped, and Get
 		// reads it after it writes popped, so either the Add sees the key
@@ -119,7 +140,9 @@ type Queue[K comparable] struct {
 		// an Add is before the Get of the key it found ready.
 		dedups atomic.Uint64
 		// n mirrors ready.len(), written under the lock, so that a
-		// spinning Get can watch it without taking the lock.
+		// spinning Get can watch it without taking the lock. (Keys in
+		// out.ready have a Get on its way: the one that swapped them, or
+		// others woken for them, see push.)
 		n atomic.Int64
 		// nonEmpty wakes Gets sleeping for a ready key or for ShutDown.
 		nonEmpty sync.Cond
@@ -231,7 +254,7 @@ func (q *Queue[K]) Add(k K) {
 
 // queued reports whether e's key is ready: still in the ready FIFO.
 // REQUIRES: the key's shard lock held.
-func (q *Queue[K]) queued(e entry) bool { return e.ticket >= q.fifo.popped.Load() }
+func (q *Queue[K]) queued(e entry) bool { return e.ticket >= q.out.popped.Load() }
 
 // added counts an add in the metrics and returns the time of it; zero when
 // metrics are off.
@@ -253,15 +276,17 @@ func (q *Queue[K]) push(k K, h uint64, added time.Duration) uint64 {
 	f.ready.push(slot[K]{k, h, added})
 	ticket := f.pushed
 	f.pushed++
-	n := f.ready.len()
-	f.n.Store(int64(n))
-	onTheirWay := f.waking
-	if f.spinning {
-		onTheirWay++
-	}
-	wake := f.sleepers > f.waking && n > onTheirWay
-	if wake {
-		f.waking++
+	f.n.Store(int64(f.ready.len()))
+	wake := false
+	if f.sleepers > f.waking { // else every sleeper is woken already
+		onTheirWay := f.waking
+		if f.spinning {
+			onTheirWay++
+		}
+		wake = q.readyLen() > onTheirWay
+		if wake {
+			f.waking++
+		}
 	}
 	f.Unlock()
 	if wake {
@@ -280,10 +305,25 @@ func (q *Queue[K]) push(k K, h uint64, added time.Duration) uint64 {
 // flight (one that was added again while in flight becomes ready at its
 // Done, and a later Get returns it). A worker returns when shutdown is true.
 func (q *Queue[K]) Get() (k K, shutdown bool) {
-	f := &q.fifo
-	f.Lock()
+	o, f := &q.out, &q.fifo
 	spun := false
-	for f.ready.len() == 0 && !q.shutDown.Load() {
+	for o.Lock(); o.ready.len() == 0; o.Lock() {
+		f.Lock()
+		if f.ready.len() > 0 {
+			o.ready, f.ready = f.ready, o.ready // o.ready is empty
+			o.end.Store(f.pushed)
+			f.n.Store(0)
+			f.Unlock()
+			break
+		}
+		if q.shutDown.Load() {
+			f.Unlock()
+			o.Unlock()
+			return k, true
+		}
+		// Both rings are empty, and stay so while f is held: a swap
+		// needs f too. Wait holding f only.
+		o.Unlock()
 		if !spun && !f.spinning { // spin once, then sleep
 			spun = true
 			f.spinning = true
@@ -291,24 +331,20 @@ func (q *Queue[K]) Get() (k K, shutdown bool) {
 			q.spin()
 			f.Lock()
 			f.spinning = false
-			continue
+		} else {
+			f.sleepers++
+			f.nonEmpty.Wait()
+			f.sleepers--
+			if f.waking > 0 { // zero after a Broadcast woke everyone
+				f.waking--
+			}
 		}
-		f.sleepers++
-		f.nonEmpty.Wait()
-		f.sleepers--
-		if f.waking > 0 { // zero after a Broadcast woke everyone
-			f.waking--
-		}
+		f.Unlock() // then look again, in lock order
 	}
-	if f.ready.len() == 0 {
-		f.Unlock()
-		return k, true
-	}
-	sl := f.ready.pop()
-	f.n.Store(int64(f.ready.len()))
-	f.popped.Add(1) // sl.key is in flight now
-	f.dedups.Load() // after writing popped: see fifo.dedups
-	f.Unlock()
+	sl := o.ready.pop()
+	o.popped.Add(1)      // sl.key is in flight now
+	q.fifo.dedups.Load() // after writing popped: see fifo.dedups
+	o.Unlock()
 	if q.m != nil {
 		q.started(sl)
 	}
@@ -342,7 +378,7 @@ const spinIterations = 64
 func (q *Queue[K]) spin() {
 	for range spinIterations {
 		for range spinChecks {
-			if q.fifo.n.Load() > 0 || q.shutDown.Load() {
+			if q.fifo.n.Load() > 0 || q.out.end.Load() != q.out.popped.Load() || q.shutDown.Load() {
 				return
 			}
 		}
@@ -392,24 +428,33 @@ func (q *Queue[K]) Done(k K) {
 }
 
 // inFlight returns the number of keys in flight: handed out by Get (counted
-// by fifo.popped) and not yet Done (counted by the shards' dones). It reads
+// by out.popped) and not yet Done (counted by the shards' dones). It reads
 // the Dones first, each of a key popped before, so it never counts a key
-// popped after it started as Done: with fifo's lock held it is exact; without
-// it may count a key Done meanwhile as still in flight, never the reverse.
+// popped after it started as Done: it may count a key Done meanwhile as
+// still in flight, never the reverse, so 0 means none is in flight.
 func (q *Queue[K]) inFlight() uint64 {
 	var dones uint64
 	for i := range q.shards {
 		dones += q.shards[i].dones.Load()
 	}
-	return q.fifo.popped.Load() - dones
+	return q.out.popped.Load() - dones
+}
+
+// readyLen returns the number of ready keys, or more if a Get pops one
+// meanwhile.
+// REQUIRES: fifo's lock held.
+func (q *Queue[K]) readyLen() int {
+	return q.fifo.ready.len() + int(q.out.end.Load()-q.out.popped.Load())
 }
 
 // Len returns the number of ready keys: neither in flight nor delayed. Like
 // client-go's, it is for information only.
 func (q *Queue[K]) Len() int {
+	q.out.Lock()
 	q.fifo.Lock()
+	defer q.out.Unlock()
 	defer q.fifo.Unlock()
-	return q.fifo.ready.len()
+	return q.out.ready.len() + q.fifo.ready.len()
 }
 
 // AddAfter adds k once d has passed on the queue's clock; d <= 0 is Add. A
