@@ -99,6 +99,9 @@ type Queue[K comparable] struct {
 	// draining, and ShutDownWithDrain sets draining before it counts the
 	// keys in flight, so either Done wakes it or it counts that Done.
 	draining atomic.Bool
+	// Keeps the flags above, read by every Add and Done, out of the line of
+	// out's lock, which every Get writes.
+	_ [64]byte
 
 	// The ready FIFO is two rings: Add and Done push to fifo.ready, Get
 	// pops from out.ready, and a Get that finds out.ready empty swaps the
