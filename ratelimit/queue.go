@@ -358,10 +358,15 @@ func (q *Queue[K]) Get() (k K, shutdown bool) {
 func (q *Queue[K]) started(sl slot[K]) {
 	s := q.shardOf(sl.hash)
 	s.mu.Lock()
-	e := &s.keys.slots[s.keys.lookup(sl.hash, sl.key)].e
-	e.start, e.started = q.now(), true
+	now := q.now()
+	// The key is absent only if a Done of it ran before Get returned it (a
+	// caller's bug): nothing to record then.
+	if i := s.keys.lookup(sl.hash, sl.key); i >= 0 {
+		e := &s.keys.slots[i].e
+		e.start, e.started = now, true
+	}
 	q.m.depth.Dec()
-	q.m.latency.Observe((e.start - sl.added).Seconds())
+	q.m.latency.Observe((now - sl.added).Seconds())
 	s.mu.Unlock()
 	if !q.upd.running.Load() {
 		q.startUpdater()
