@@ -5,10 +5,10 @@
 // nothing per item and uses no more CPU per item than client-go's queue.
 // BenchmarkQueue runs both side by side. On one core (-cpu 1) an item costs
 // about 85–115 ns against client-go's 280–345 ns. On two cores
-// (bench/results/queue.md, section 3: two runs of six pairs per case on a
-// shared machine) the medians of its items/s are 2.3x client-go's or more
-// in eleven of the twelve cases (1.36x in the twelfth, 16 producers and 32
-// workers), at 0.14–0.84x client-go's CPU per item. Both queues switch
+// (bench/results/queue.md, section 3: three runs of six pairs per case on a
+// shared machine) the medians of its items/s are 2.1x client-go's or more
+// in 17 of the 18 case-runs (1.36x in one, 16 producers and 32 workers),
+// at 0.13–0.87x client-go's CPU per item. Both queues switch
 // between a fast mode, the goroutines of the benchmark mostly on one core,
 // and a slow one, busy on both, where every lock and key-table line moves
 // between cores on each item; some pairs catch ours in the slow mode and
