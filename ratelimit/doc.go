@@ -4,15 +4,18 @@
 // any workqueue.TypedRateLimiter and workqueue.MetricsProvider, allocates
 // nothing per item and uses no more CPU per item than client-go's queue.
 // BenchmarkQueue runs both side by side. On one core (-cpu 1) an item costs
-// about 160 ns against client-go's 220–310 ns, at 1 or 32 workers. On two
-// cores (bench/results/queue.md: six pairs per case, shared machine) its
-// items/s are 1.34–1.54x client-go's with one producer and 1.34–1.67x with
-// 16 (medians), short of 2x at 8 and 32 workers; its CPU per item is about
-// client-go's with one producer and 0.67–0.84x with 16. The ready FIFO's
-// mutex, which every Add and Get takes, is contended: sync.Mutex.Lock is
-// about 38% of the queue's CPU, mostly spinning, little of it parking. A
-// lock-free ready queue was tried and measured slower (the contention
-// moved to the shared counters and key maps; see bench/results/queue.md).
+// about 85–115 ns against client-go's 280–345 ns. On two cores
+// (bench/results/queue.md, section 3: three runs of six pairs per case on a
+// shared machine) the medians of its items/s are 2.1x client-go's or more
+// in 17 of the 18 case-runs (1.36x in one, 16 producers and 32 workers),
+// at 0.13–0.87x client-go's CPU per item. Both queues switch
+// between a fast mode, the goroutines of the benchmark mostly on one core,
+// and a slow one, busy on both, where every lock and key-table line moves
+// between cores on each item; some pairs catch ours in the slow mode and
+// client-go in the fast one (pair ratios down to 0.79x). Two things make
+// the difference with client-go: each shard's own hash table (one hash and
+// one probe per Add and per Done) and a ready FIFO of two rings, so that
+// producers and workers share a lock once per batch rather than per key.
 // It knows nothing of Prometheus or the rest of shardinformer;
 // promadapter.WorkqueueMetricsProvider exports its metrics.
 //
@@ -122,39 +125,53 @@
 // # Locking
 //
 // Key state is split into 32 shards by a hash of the key, each with its own
-// mutex and one map holding its ready and in-flight keys. The ready FIFO has
-// one more mutex, held only for O(1) ring operations, and numbers its pushes
+// mutex and one hash table (table.go) holding its ready and in-flight keys:
+// Add and Done hash the key once, for its shard and its slot, and look it up
+// and insert or delete it in one probe sequence. The ready FIFO is two
+// rings, each with its own mutex held only for O(1) ring operations: Add
+// and Done push to the tail ring (lock fifo), Get pops from the head ring
+// (lock out), and a Get that finds the head ring empty swaps the two, so
+// producers and workers meet on one lock once per swap rather than once per
+// key. Every key in the head ring was pushed before every key in the tail
+// ring, so keys are handed out in push order. The FIFO numbers its pushes
 // (tickets) and pops. Operations on different keys therefore wait for each
-// other only on the FIFO lock. Lock order:
+// other only on the FIFO locks. Lock order:
 //
 //	shard (one at a time; ShutDown takes all, in index order) → fifo
+//	out → fifo (a Get swapping the rings)
 //	delay, upd: each alone
 //
-// Add and Done hold their key's shard lock and take the FIFO lock to queue
+// Add and Done hold their key's shard lock and take the fifo lock to queue
 // the key, recording its ticket in the key's entry. Get takes only the FIFO
-// lock: popping a key puts it in flight, because a key whose ticket is below
+// locks: popping a key puts it in flight, because a key whose ticket is below
 // the FIFO's pop count is no longer in the FIFO. (With metrics on, Get then
 // takes the key's shard lock to record its start time.) An Add that finds
 // its key ready is deduplicated; it increments a counter before it reads
 // the pop count, and Get reads that counter after it writes the pop count,
 // so either the Add sees the key popped and queues it again at its Done,
 // or the Add is synchronized before the Get returns and the worker sees
-// what the event handler wrote before its Add. The delay goroutine adds due
-// keys after releasing the delay lock. The shutdown flag is set under every
-// shard lock and the FIFO lock, so each Add is wholly before or wholly after
-// ShutDown. MetricsProvider metrics are called from the goroutine running
-// the operation, sometimes under a shard lock: they must be safe for
-// concurrent use and must not block or call the queue.
+// what the event handler wrote before its Add. No counter is shared by all
+// workers: the keys in flight are the FIFO's pop count less the Dones,
+// which each shard counts under its lock (ShutDownWithDrain sums them).
+// The delay goroutine adds due keys after releasing the delay lock. The
+// shutdown flag is set under every shard lock and the fifo lock, so each
+// Add is wholly before or wholly after ShutDown. MetricsProvider metrics are
+// called from the goroutine running the operation, sometimes under a shard
+// lock: they must be safe for concurrent use and must not block or call the
+// queue.
 //
-// Waiting: a Get that finds the FIFO empty first spins briefly outside the
-// lock (one Get at a time, yielding the processor between checks), then
-// sleeps on a sync.Cond. A push wakes a sleeper only if the ready keys
-// outnumber the Gets already on their way to take one, so no key waits
+// Waiting: a Get that finds both rings empty first spins briefly outside
+// the locks (one Get at a time, yielding the processor between checks),
+// then sleeps on a sync.Cond of the fifo lock. A push wakes a sleeper only
+// if the ready keys (in both rings) outnumber the Gets already on their way
+// to take one, so no key waits
 // while a Get sleeps, and no two Gets are woken for one key. When keys
 // arrive about as fast as workers take them, the spinning Get takes each
 // without a sleep and wake-up; the spin is bounded (spinIterations yields),
 // so an idle queue does not use CPU.
 //
-// Memory is bounded by the number of distinct keys: the ready ring grows to
-// the largest number of keys ready at once and does not shrink.
+// Memory is bounded by the number of distinct keys: each ready ring grows
+// to the largest number of keys ready at once, and each shard's table to
+// the largest number of its keys ready or in flight at once; neither
+// shrinks.
 package ratelimit

@@ -94,19 +94,22 @@ func (q *Queue[K]) check() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 
+	q.out.Lock()
 	q.fifo.Lock()
 	inRing := map[K]int{}
-	for i := 0; i < q.fifo.ready.len(); i++ {
-		sl := q.fifo.ready.at(i)
+	for _, sl := range q.readySlots() {
 		if inRing[sl.key]++; inRing[sl.key] > 1 {
 			bad("key %v twice in the ready FIFO", sl.key)
 		}
-		if _, want := q.shardOf(sl.key); sl.shard != want {
-			bad("key %v in the FIFO with shard %d, want %d", sl.key, sl.shard, want)
+		if h := q.hash(sl.key); sl.hash != h {
+			bad("key %v in the FIFO with hash %#x, want %#x", sl.key, sl.hash, h)
 		}
 	}
-	if p, r := q.fifo.popped.Load(), q.fifo.pushed; r-p != uint64(q.fifo.ready.len()) {
-		bad("pushed %d - popped %d != %d keys in the FIFO", r, p, q.fifo.ready.len())
+	if p, r := q.out.popped.Load(), q.fifo.pushed; r-p != uint64(len(inRing)) {
+		bad("pushed %d - popped %d != %d keys in the FIFO", r, p, len(inRing))
+	}
+	if p, e := q.out.popped.Load(), q.out.end.Load(); e-p != uint64(q.out.ready.len()) {
+		bad("out: end %d - popped %d != %d keys", e, p, q.out.ready.len())
 	}
 	if n := q.fifo.n.Load(); n != int64(q.fifo.ready.len()) {
 		bad("fifo.n %d, ready %d", n, q.fifo.ready.len())
@@ -115,13 +118,14 @@ func (q *Queue[K]) check() error {
 		bad("idle queue with sleepers %d, waking %d, spinning %v", q.fifo.sleepers, q.fifo.waking, q.fifo.spinning)
 	}
 	q.fifo.Unlock()
+	q.out.Unlock()
 
 	ready, processing := 0, 0
 	for i := range q.shards {
 		s := &q.shards[i]
 		s.mu.Lock()
-		for k, e := range s.keys {
-			if _, want := q.shardOf(k); want != uint32(i) {
+		for k, e := range s.keys.all() {
+			if want := q.hash(k) >> (64 - shardBits); want != uint64(i) {
 				bad("key %v in shard %d, want %d", k, i, want)
 			}
 			if !q.queued(e) {
@@ -144,7 +148,7 @@ func (q *Queue[K]) check() error {
 	if ready != len(inRing) {
 		bad("%d ready keys, %d in the FIFO", ready, len(inRing))
 	}
-	if n := q.inFlight.Load(); n != int64(processing) {
+	if n := q.inFlight(); n != uint64(processing) {
 		bad("inFlight %d, %d keys in flight", n, processing)
 	}
 
@@ -256,4 +260,16 @@ func (p *recProvider) NewLongestRunningProcessorSecondsMetric(n string) workqueu
 }
 func (p *recProvider) NewRetriesMetric(n string) workqueue.CounterMetric {
 	return p.create("retries", n)
+}
+
+// readySlots returns the ready FIFO's slots, oldest first.
+// REQUIRES: out's and fifo's locks held.
+func (q *Queue[K]) readySlots() []slot[K] {
+	var sls []slot[K]
+	for _, r := range []*ring[slot[K]]{&q.out.ready, &q.fifo.ready} {
+		for i := range r.len() {
+			sls = append(sls, r.at(i))
+		}
+	}
+	return sls
 }

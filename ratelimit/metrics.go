@@ -62,10 +62,11 @@ func (q *Queue[K]) startUpdater() {
 // the unfinished-work and longest-running gauges; after setting them to 0
 // (nothing in flight) it exits, unless a Get put a key in flight meanwhile.
 //
-// Exit and restart cannot both miss a key: Get increments inFlight, then
-// reads upd.running; this goroutine clears upd.running, then reads
-// inFlight. Both are sequentially consistent atomics, so at least one of
-// the two sees the other's write and keeps a goroutine running.
+// Exit and restart cannot both miss a key: Get increments out.popped, then
+// reads upd.running; this goroutine clears upd.running, then counts the
+// keys in flight (Queue.inFlight, which reads out.popped last). Both are
+// sequentially consistent atomics, so at least one of the two sees the
+// other's write and keeps a goroutine running.
 func (q *Queue[K]) updateLoop() {
 	defer q.wg.Done()
 	ticker := q.clock.NewTicker(q.m.period)
@@ -88,7 +89,7 @@ func (q *Queue[K]) updateLoop() {
 		q.upd.Lock()
 		q.upd.running.Store(false)
 		q.upd.Unlock()
-		if q.inFlight.Load() == 0 {
+		if q.inFlight() == 0 {
 			return
 		}
 		q.upd.Lock()
@@ -110,8 +111,8 @@ func (q *Queue[K]) unfinished() (total, longest time.Duration, n int) {
 	for i := range q.shards {
 		s := &q.shards[i]
 		s.mu.Lock()
-		popped := q.fifo.popped.Load()
-		for _, e := range s.keys {
+		popped := q.out.popped.Load()
+		for _, e := range s.keys.all() {
 			if e.ticket >= popped || !e.started {
 				continue // ready, or Get has not recorded its start yet
 			}

@@ -228,17 +228,19 @@ func compareModel(q *Queue[string], m *model, fail func(string, ...any)) {
 	if err := q.check(); err != nil {
 		fail("invariants: %v", err)
 	}
+	q.out.Lock()
 	q.fifo.Lock()
 	var ready []string
-	for i := 0; i < q.fifo.ready.len(); i++ {
-		ready = append(ready, q.fifo.ready.at(i).key)
+	for _, sl := range q.readySlots() {
+		ready = append(ready, sl.key)
 	}
 	q.fifo.Unlock()
+	q.out.Unlock()
 	states := map[string]state{}
 	for i := range q.shards {
 		s := &q.shards[i]
 		s.mu.Lock()
-		for k, e := range s.keys {
+		for k, e := range s.keys.all() {
 			switch {
 			case q.queued(e):
 				states[k] = stateReady

@@ -16,7 +16,7 @@ import (
 var _ workqueue.TypedRateLimitingInterface[string] = (*Queue[string])(nil)
 
 // entry is the state of a key that is ready or in flight. The key is ready
-// while its ticket is still in the ready FIFO (ticket >= fifo.popped), and
+// while its ticket is still in the ready FIFO (ticket >= out.popped), and
 // in flight from the Get that pops it until its Done, which deletes the
 // entry or, if the key was added again meanwhile, queues it with a new
 // ticket. Get therefore puts a key in flight without touching its shard.
@@ -34,27 +34,36 @@ type entry struct {
 	added, start time.Duration
 }
 
-// numShards is the number of key-state shards, a power of two. Keys hash to
-// shards, so operations on different keys rarely wait for each other.
-const numShards = 32
+// numShards is the number of key-state shards, 1<<shardBits. Keys hash to
+// shards (by the top bits of Queue.hash), so operations on different keys
+// rarely wait for each other.
+const (
+	shardBits = 5
+	numShards = 1 << shardBits
+)
 
 // shard holds the state of the keys that hash to it: a key ready or in
-// flight has an entry; an idle key has none. Add and Done touch the map;
+// flight has an entry; an idle key has none. Add and Done touch the table;
 // Get does not (with metrics on it records the start time there).
 type shard[K comparable] struct {
 	mu sync.Mutex
 	// keys holds the ready and in-flight keys. Guarded by mu.
-	keys map[K]entry
+	keys table[K]
+	// dones counts the Dones of keys in flight in this shard. Written under
+	// mu (an atomic so that Queue.inFlight can sum the shards without their
+	// locks): a per-shard count spares Get and Done a counter shared by all
+	// workers.
+	dones atomic.Uint64
 	// Keeps two shards' hot fields out of one cache line: the other core's
 	// shard operations would otherwise invalidate ours.
 	_ [64]byte
 }
 
-// slot is one key in the ready FIFO, with its shard so that Get does not
-// hash it again, and when it became ready (metrics only).
+// slot is one key in the ready FIFO, with its hash so that Get does not
+// hash it again (metrics only), and when it became ready (metrics only).
 type slot[K comparable] struct {
 	key   K
-	shard uint32
+	hash  uint64
 	added time.Duration
 }
 
@@ -84,24 +93,48 @@ type Queue[K comparable] struct {
 	// that it reads the same within any of those critical sections; it is
 	// also read without a lock.
 	shutDown atomic.Bool
-	// inFlight counts keys handed out by Get and not yet Done. Incremented
-	// under fifo's lock, decremented by Done without it.
-	inFlight atomic.Int64
 	// draining is set (and never cleared) when ShutDownWithDrain starts:
-	// from then on a Done that empties inFlight wakes fifo.drained.
+	// from then on a Done that empties the in-flight keys wakes
+	// fifo.drained. Done increments its shard's dones before it reads
+	// draining, and ShutDownWithDrain sets draining before it counts the
+	// keys in flight, so either Done wakes it or it counts that Done.
 	draining atomic.Bool
+	// Keeps the flags above, read by every Add and Done, out of the line of
+	// out's lock, which every Get writes.
+	_ [64]byte
 
-	// fifo orders the ready keys. Its lock is taken after a shard's lock,
-	// never before, and is held only for O(1) ring operations.
+	// The ready FIFO is two rings: Add and Done push to fifo.ready, Get
+	// pops from out.ready, and a Get that finds out.ready empty swaps the
+	// two rings (O(1)), taking every key then in fifo.ready. Every key in
+	// out.ready was pushed before every key in fifo.ready, so keys are
+	// handed out in push order, while producers and workers take the same
+	// lock only once per swap rather than once per key. Lock order: out,
+	// then fifo (a Get swapping; it releases out before it waits on
+	// fifo.nonEmpty).
+	out struct {
+		sync.Mutex
+		ready ring[slot[K]]
+		// popped counts the pops from out.ready, written under out's lock
+		// and read by Add and Done under a shard lock: an entry whose
+		// ticket is below it is in flight.
+		popped atomic.Uint64
+		// end is the ticket after the last key swapped into out.ready,
+		// written by the swap (holding both locks): out.ready holds
+		// end - popped keys. An atomic so that push (holding fifo's
+		// lock, which keeps it still) and a spinning Get can read it
+		// without out's lock.
+		end atomic.Uint64
+		_   [64]byte // keeps the workers' lock apart from the producers'
+	}
+
+	// fifo is the tail of the ready FIFO and the state of waiting Gets.
+	// Its lock is taken after a shard's lock (and after out's), never
+	// before, and is held only for O(1) ring operations.
 	fifo struct {
 		sync.Mutex
 		ready ring[slot[K]]
 		// pushed counts the pushes to ready: the next push's ticket.
 		pushed uint64
-		// popped counts the pops from ready, written under the lock and
-		// read by Add and Done under a shard lock: an entry whose ticket
-		// is below it is in flight.
-		popped atomic.Uint64
 		// dedups counts the Adds that found their key ready or in flight.
 		// Such an Add increments it before it reads popped, and Get
 		// reads it after it writes popped, so either the Add sees the key
@@ -110,7 +143,9 @@ type Queue[K comparable] struct {
 		// an Add is before the Get of the key it found ready.
 		dedups atomic.Uint64
 		// n mirrors ready.len(), written under the lock, so that a
-		// spinning Get can watch it without taking the lock.
+		// spinning Get can watch it without taking the lock. (Keys in
+		// out.ready have a Get on its way: the one that swapped them, or
+		// others woken for them, see push.)
 		n atomic.Int64
 		// nonEmpty wakes Gets sleeping for a ready key or for ShutDown.
 		nonEmpty sync.Cond
@@ -123,7 +158,7 @@ type Queue[K comparable] struct {
 		// woken for one key.
 		sleepers, waking int
 		spinning         bool
-		// drained wakes ShutDownWithDrain when inFlight reaches zero or
+		// drained wakes ShutDownWithDrain when no key is in flight or
 		// ShutDown cancels the drain.
 		drained sync.Cond
 		// drain is true while ShutDownWithDrain waits; ShutDown clears it.
@@ -172,20 +207,24 @@ func New[K comparable](cfg Config[K]) (*Queue[K], error) {
 	if cfg.MetricsProvider != nil {
 		q.m = newMetrics(cfg.MetricsProvider, cfg.Name, cfg.UnfinishedWorkUpdatePeriod)
 	}
-	for i := range q.shards {
-		q.shards[i].keys = make(map[K]entry)
-	}
 	q.fifo.nonEmpty.L = &q.fifo.Mutex
 	q.fifo.drained.L = &q.fifo.Mutex
 	q.delay.poke = make(chan struct{}, 1)
 	return q, nil
 }
 
-// shardOf returns k's shard and its index.
-func (q *Queue[K]) shardOf(k K) (*shard[K], uint32) {
-	i := uint32(maphash.Comparable(q.seed, k)) & (numShards - 1)
-	return &q.shards[i], i
+// hash returns k's hash, never 0 (the empty slot of a table): its top
+// shardBits pick k's shard, its low bits k's slot in the shard's table.
+func (q *Queue[K]) hash(k K) uint64 {
+	h := maphash.Comparable(q.seed, k)
+	if h == 0 {
+		h = 1
+	}
+	return h
 }
+
+// shardOf returns the shard of the key whose hash is h.
+func (q *Queue[K]) shardOf(h uint64) *shard[K] { return &q.shards[h>>(64-shardBits)] }
 
 // now returns the clock's time as an offset from q.epoch.
 func (q *Queue[K]) now() time.Duration { return q.clock.Since(q.epoch) }
@@ -194,30 +233,31 @@ func (q *Queue[K]) now() time.Duration { return q.clock.Since(q.epoch) }
 // it is; if it is in flight, it is handed out again after its Done. After
 // ShutDown, Add does nothing.
 func (q *Queue[K]) Add(k K) {
-	s, i := q.shardOf(k)
+	h := q.hash(k)
+	s := q.shardOf(h)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if q.shutDown.Load() {
 		return
 	}
-	e, ok := s.keys[k]
+	i, ok := s.keys.upsert(h, k)
+	e := &s.keys.slots[i].e
 	if !ok {
 		added := q.added()
-		s.keys[k] = entry{ticket: q.push(k, i, added)}
+		e.ticket = q.push(k, h, added)
 		return
 	}
 	q.fifo.dedups.Add(1) // before reading popped: see fifo.dedups
-	if q.queued(e) || e.dirty {
+	if q.queued(*e) || e.dirty {
 		return // ready, or in flight and queued again at its Done
 	}
 	e.dirty = true
 	e.added = q.added()
-	s.keys[k] = e
 }
 
 // queued reports whether e's key is ready: still in the ready FIFO.
 // REQUIRES: the key's shard lock held.
-func (q *Queue[K]) queued(e entry) bool { return e.ticket >= q.fifo.popped.Load() }
+func (q *Queue[K]) queued(e entry) bool { return e.ticket >= q.out.popped.Load() }
 
 // added counts an add in the metrics and returns the time of it; zero when
 // metrics are off.
@@ -233,21 +273,23 @@ func (q *Queue[K]) added() time.Duration {
 // push appends k, just made ready at added, to the ready FIFO, wakes one
 // waiting Get, and returns k's ticket.
 // REQUIRES: k's shard lock held (so that lock order is shard, then fifo).
-func (q *Queue[K]) push(k K, shard uint32, added time.Duration) uint64 {
+func (q *Queue[K]) push(k K, h uint64, added time.Duration) uint64 {
 	f := &q.fifo
 	f.Lock()
-	f.ready.push(slot[K]{k, shard, added})
+	f.ready.push(slot[K]{k, h, added})
 	ticket := f.pushed
 	f.pushed++
-	n := f.ready.len()
-	f.n.Store(int64(n))
-	onTheirWay := f.waking
-	if f.spinning {
-		onTheirWay++
-	}
-	wake := f.sleepers > f.waking && n > onTheirWay
-	if wake {
-		f.waking++
+	f.n.Store(int64(f.ready.len()))
+	wake := false
+	if f.sleepers > f.waking { // else every sleeper is woken already
+		onTheirWay := f.waking
+		if f.spinning {
+			onTheirWay++
+		}
+		wake = q.readyLen() > onTheirWay
+		if wake {
+			f.waking++
+		}
 	}
 	f.Unlock()
 	if wake {
@@ -266,10 +308,25 @@ func (q *Queue[K]) push(k K, shard uint32, added time.Duration) uint64 {
 // flight (one that was added again while in flight becomes ready at its
 // Done, and a later Get returns it). A worker returns when shutdown is true.
 func (q *Queue[K]) Get() (k K, shutdown bool) {
-	f := &q.fifo
-	f.Lock()
+	o, f := &q.out, &q.fifo
 	spun := false
-	for f.ready.len() == 0 && !q.shutDown.Load() {
+	for o.Lock(); o.ready.len() == 0; o.Lock() {
+		f.Lock()
+		if f.ready.len() > 0 {
+			o.ready, f.ready = f.ready, o.ready // o.ready is empty
+			o.end.Store(f.pushed)
+			f.n.Store(0)
+			f.Unlock()
+			break
+		}
+		if q.shutDown.Load() {
+			f.Unlock()
+			o.Unlock()
+			return k, true
+		}
+		// Both rings are empty, and stay so while f is held: a swap
+		// needs f too. Wait holding f only.
+		o.Unlock()
 		if !spun && !f.spinning { // spin once, then sleep
 			spun = true
 			f.spinning = true
@@ -277,25 +334,20 @@ func (q *Queue[K]) Get() (k K, shutdown bool) {
 			q.spin()
 			f.Lock()
 			f.spinning = false
-			continue
+		} else {
+			f.sleepers++
+			f.nonEmpty.Wait()
+			f.sleepers--
+			if f.waking > 0 { // zero after a Broadcast woke everyone
+				f.waking--
+			}
 		}
-		f.sleepers++
-		f.nonEmpty.Wait()
-		f.sleepers--
-		if f.waking > 0 { // zero after a Broadcast woke everyone
-			f.waking--
-		}
+		f.Unlock() // then look again, in lock order
 	}
-	if f.ready.len() == 0 {
-		f.Unlock()
-		return k, true
-	}
-	sl := f.ready.pop()
-	f.n.Store(int64(f.ready.len()))
-	f.popped.Add(1) // sl.key is in flight now
-	f.dedups.Load() // after writing popped: see fifo.dedups
-	q.inFlight.Add(1)
-	f.Unlock()
+	sl := o.ready.pop()
+	o.popped.Add(1)      // sl.key is in flight now
+	q.fifo.dedups.Load() // after writing popped: see fifo.dedups
+	o.Unlock()
 	if q.m != nil {
 		q.started(sl)
 	}
@@ -304,13 +356,17 @@ func (q *Queue[K]) Get() (k K, shutdown bool) {
 
 // started records in the metrics that Get handed out sl's key.
 func (q *Queue[K]) started(sl slot[K]) {
-	s := &q.shards[sl.shard]
+	s := q.shardOf(sl.hash)
 	s.mu.Lock()
-	e := s.keys[sl.key]
-	e.start, e.started = q.now(), true
-	s.keys[sl.key] = e
+	now := q.now()
+	// The key is absent only if a Done of it ran before Get returned it (a
+	// caller's bug): nothing to record then.
+	if i := s.keys.lookup(sl.hash, sl.key); i >= 0 {
+		e := &s.keys.slots[i].e
+		e.start, e.started = now, true
+	}
 	q.m.depth.Dec()
-	q.m.latency.Observe((e.start - sl.added).Seconds())
+	q.m.latency.Observe((now - sl.added).Seconds())
 	s.mu.Unlock()
 	if !q.upd.running.Load() {
 		q.startUpdater()
@@ -330,7 +386,7 @@ const spinIterations = 64
 func (q *Queue[K]) spin() {
 	for range spinIterations {
 		for range spinChecks {
-			if q.fifo.n.Load() > 0 || q.shutDown.Load() {
+			if q.fifo.n.Load() > 0 || q.out.end.Load() != q.out.popped.Load() || q.shutDown.Load() {
 				return
 			}
 		}
@@ -348,38 +404,65 @@ const spinChecks = 64
 // FIFO, even after ShutDown. Calling Done for a key that is not in flight is
 // a bug: it panics in race and invariants builds and is ignored otherwise.
 func (q *Queue[K]) Done(k K) {
-	s, i := q.shardOf(k)
+	h := q.hash(k)
+	s := q.shardOf(h)
 	s.mu.Lock()
-	e, ok := s.keys[k]
-	if !ok || q.queued(e) {
+	i := s.keys.lookup(h, k)
+	if i < 0 || q.queued(s.keys.slots[i].e) {
 		s.mu.Unlock()
 		if invariants {
 			panic(fmt.Sprintf("ratelimit: queue %q: Done(%v) of a key that is not in flight", q.name, k))
 		}
 		return
 	}
+	e := &s.keys.slots[i].e
 	if q.m != nil {
 		q.m.work.Observe((q.now() - e.start).Seconds())
 	}
 	if e.dirty {
-		s.keys[k] = entry{ticket: q.push(k, i, e.added)}
+		*e = entry{ticket: q.push(k, h, e.added)}
 	} else {
-		delete(s.keys, k)
+		s.keys.removeAt(i)
 	}
+	s.dones.Add(1) // before reading draining: see Queue.draining
 	s.mu.Unlock()
-	if q.inFlight.Add(-1) == 0 && q.draining.Load() {
+	if q.draining.Load() {
 		q.fifo.Lock()
-		q.fifo.drained.Broadcast()
+		if q.inFlight() == 0 {
+			q.fifo.drained.Broadcast()
+		}
 		q.fifo.Unlock()
 	}
+}
+
+// inFlight returns the number of keys in flight: handed out by Get (counted
+// by out.popped) and not yet Done (counted by the shards' dones). It reads
+// the Dones first, each of a key popped before, so it never counts a key
+// popped after it started as Done: it may count a key Done meanwhile as
+// still in flight, never the reverse, so 0 means none is in flight.
+func (q *Queue[K]) inFlight() uint64 {
+	var dones uint64
+	for i := range q.shards {
+		dones += q.shards[i].dones.Load()
+	}
+	return q.out.popped.Load() - dones
+}
+
+// readyLen returns the number of ready keys, or more if a Get pops one
+// meanwhile.
+// REQUIRES: fifo's lock held.
+func (q *Queue[K]) readyLen() int {
+	return q.fifo.ready.len() + int(q.out.end.Load()-q.out.popped.Load())
 }
 
 // Len returns the number of ready keys: neither in flight nor delayed. Like
 // client-go's, it is for information only.
 func (q *Queue[K]) Len() int {
+	q.out.Lock()
 	q.fifo.Lock()
+	defer q.out.Unlock()
 	defer q.fifo.Unlock()
-	return q.fifo.ready.len()
+	return q.out.ready.len() + q.fifo.ready.len()
 }
 
 // AddAfter adds k once d has passed on the queue's clock; d <= 0 is Add. A
@@ -439,7 +522,7 @@ func (q *Queue[K]) ShutDownWithDrain() {
 	q.fifo.Unlock()
 	q.stopBackground()
 	q.fifo.Lock()
-	for q.fifo.drain && q.inFlight.Load() != 0 {
+	for q.fifo.drain && q.inFlight() != 0 {
 		q.fifo.drained.Wait()
 	}
 	q.fifo.Unlock()
