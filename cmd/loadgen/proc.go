@@ -71,8 +71,15 @@ func rss() uint64 {
 
 // heapObjects returns the bytes of live and not-yet-swept heap objects, read
 // without stopping the world.
-func heapObjects() uint64 {
-	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+func heapObjects() uint64 { return runtimeMetric("/memory/classes/heap/objects:bytes") }
+
+// gcCycles returns the number of completed GC cycles, read without stopping
+// the world (runtime.ReadMemStats would).
+func gcCycles() uint64 { return runtimeMetric("/gc/cycles/total:gc-cycles") }
+
+// runtimeMetric reads a uint64 metric of runtime/metrics (0 if unknown).
+func runtimeMetric(name string) uint64 {
+	s := []metrics.Sample{{Name: name}}
 	metrics.Read(s)
 	if s[0].Value.Kind() != metrics.KindUint64 {
 		return 0
@@ -124,17 +131,6 @@ func gcStats() (count uint32, pause time.Duration) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return ms.NumGC, time.Duration(ms.PauseTotalNs)
-}
-
-// gcCycles returns the number of completed GC cycles, read without stopping
-// the world (runtime.ReadMemStats would).
-func gcCycles() uint64 {
-	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
-	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 {
-		return 0
-	}
-	return s[0].Value.Uint64()
 }
 
 // peaks samples heap and RSS until stopped and keeps the maxima.
