@@ -387,7 +387,13 @@ func (r *report) charts() []chart {
 					c.Series = append(c.Series, s)
 				}
 			}
-			if len(c.Series) > 0 {
+			// A figure that is 0 at some size (GC cycles during a short
+			// churn, say) has no place on log–log axes: the table has it.
+			whole := len(c.Series) > 0
+			for _, s := range c.Series {
+				whole = whole && len(s.Points) == len(r.Scale)
+			}
+			if whole {
 				out = append(out, lineChart(c))
 			}
 		}
