@@ -3,7 +3,6 @@ package wire
 import (
 	"bytes"
 	"fmt"
-	"hash/maphash"
 	"math/rand"
 	"reflect"
 	"testing"
@@ -44,6 +43,7 @@ func mapPtr(m any) uintptr { return reflect.ValueOf(m).Pointer() }
 // only with WithSharedValues — and never what differs between pods
 // (containers).
 func TestDietSharing(t *testing.T) {
+	fixHash(t)
 	for _, f := range formats {
 		stream := encodeWatch(t, f, triplets(), podGV)
 		plain := wireWatch(testLW(t, Resource{GVR: benchPodsGVR, Object: &corev1.Pod{}}, WithContentType(f.contentType())), stream)
@@ -86,10 +86,46 @@ func TestDietSharing(t *testing.T) {
 
 func unsafeStringData(s string) *byte { return unsafe.StringData(s) }
 
+// fixHash makes hashKey FNV-1a until the test ends, so that the keys that
+// collide in the interner's tables are the same in every run: a test that
+// asserts what is shared must not depend on the process's random seed.
+func fixHash(t *testing.T) {
+	fixHashTo(t, func(s string) uint64 {
+		h := uint64(14695981039346656037)
+		for i := range len(s) {
+			h = (h ^ uint64(s[i])) * 1099511628211
+		}
+		return h
+	})
+}
+
+func fixHashTo(t *testing.T, f func(string) uint64) {
+	prev := hashKey
+	hashKey = f
+	t.Cleanup(func() { hashKey = prev })
+}
+
+// TestSeenTwoWays: two parts whose hashes fall in one set of the seen
+// table are both remembered, whatever their order pod after pod; a third
+// in the same set pushes out the older of the two (x, stored first).
+func TestSeenTwoWays(t *testing.T) {
+	in := new(interner)
+	x, y, z := uint64(7)<<32|2, uint64(7)<<32|4, uint64(6)<<32|8 // one set: slots 6 and 7
+	for i, c := range []struct {
+		h    uint64
+		want bool
+	}{{x, false}, {y, false}, {x, true}, {y, true}, {z, false}, {y, true}, {x, false}} {
+		if got := in.seenBefore(c.h); got != c.want {
+			t.Fatalf("step %d: seenBefore(%#x) = %v, want %v", i, c.h, got, c.want)
+		}
+	}
+}
+
 // TestInterner: canonical returns an equal string, the first copy it saw
 // while that stays cached; a string that was used is not replaced by one
 // miss on its slot (second chance) but is by the next one after that.
 func TestInterner(t *testing.T) {
+	fixHash(t)
 	in := new(interner)
 	a := string([]byte("kube-system"))
 	b := string([]byte("kube-system"))
@@ -99,7 +135,7 @@ func TestInterner(t *testing.T) {
 	if got := in.canonical(b); got != b || unsafeStringData(got) != unsafeStringData(a) {
 		t.Fatal("a hit did not return the cached copy")
 	}
-	slot := func(s string) uint64 { return maphash.String(internSeed, s) & (internSlots - 1) }
+	slot := func(s string) uint64 { return hashKey(s) & (internSlots - 1) }
 	var rival string
 	for i := 0; rival == ""; i++ {
 		if s := fmt.Sprintf("rival-%d", i); slot(s) == slot(a) {
@@ -246,6 +282,7 @@ func cachedParts(in *interner) int {
 // its bytes, nothing shared); on its second sighting the pod's value is
 // cached, and every later pod with the same bytes shares it.
 func TestShareSightings(t *testing.T) {
+	fixHash(t)
 	base := apisim.NewPod("ns", "p", 7, apisim.PodOptions{})
 	raws := make([][]byte, 5)
 	for i := range raws {
@@ -291,10 +328,11 @@ func TestShareHashCollision(t *testing.T) {
 	// times, interleaved.
 	a, b := mk(1, "a"), mk(2, "b")
 	raws := [][]byte{a, b, a, b, a, b}
+	fixHash(t)
 	for _, collide := range []bool{false, true} {
 		in := new(interner)
 		if collide {
-			in.testHash = func([]byte) uint64 { return 42 }
+			fixHashTo(t, func(string) uint64 { return 42 })
 		}
 		d := diet{intern: true, compact: true, share: true, shareMaps: true, classes: internAll, interners: newInterners(1)}
 		d.interners.put(in)

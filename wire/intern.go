@@ -22,9 +22,6 @@ type interner struct {
 	plan   sharePlan               // scratch for sharing before decoding (shareproto.go)
 	clock  uint64                  // counts the values stored in shared
 	seen   [seenSlots]uint64       // hashes of parts seen once (share.go)
-	// testHash, if set, replaces the hash of sharing keys (tests force
-	// collisions with it).
-	testHash func(key []byte) uint64
 }
 
 type internSlot struct {
@@ -36,9 +33,13 @@ const internSlots = 1 << 13
 
 var internSeed = maphash.MakeSeed()
 
+// hashKey hashes interned strings and sharing keys. A variable so that
+// tests can fix which keys collide (the seed differs in every process).
+var hashKey = func(s string) uint64 { return maphash.String(internSeed, s) }
+
 // canonical returns the canonical copy of s.
 func (t *interner) canonical(s string) string {
-	slot := &t.slots[maphash.String(internSeed, s)&(internSlots-1)]
+	slot := &t.slots[hashKey(s)&(internSlots-1)]
 	if slot.s == s {
 		slot.used = true
 		return slot.s

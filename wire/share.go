@@ -2,9 +2,9 @@ package wire
 
 import (
 	"encoding/binary"
-	"hash/maphash"
 	"maps"
 	"slices"
+	"unsafe"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -42,10 +42,7 @@ type sharedSlot struct {
 
 // hash returns the hash of a part's key for values of kind.
 func (t *interner) hash(kind uint16, key []byte) uint64 {
-	if t.testHash != nil {
-		return t.testHash(key)
-	}
-	return maphash.Bytes(internSeed, key) + uint64(kind)*0x9e3779b97f4a7c15
+	return hashKey(unsafe.String(unsafe.SliceData(key), len(key))) + uint64(kind)*0x9e3779b97f4a7c15
 }
 
 // ways returns the two slots a key hashed h may use: the cache is two-way
@@ -81,13 +78,16 @@ const seenSlots = 1 << 13
 // could use; each template pays for that with one pod that does not share
 // its part. The table holds hashes alone: a hash that collides makes a part
 // cached one sighting early, never shared with a different part (the cache
-// compares whole keys).
+// compares whole keys). It is two-way set-associative, each set holding its
+// two latest misses, so that two parts of one template falling in one set
+// do not evict each other pod after pod and stay uncached for good.
 func (t *interner) seenBefore(h uint64) bool {
-	slot := &t.seen[(h>>32)&(seenSlots-1)]
-	if *slot == h|1 {
+	h |= 1 // never 0, the empty slot
+	set := t.seen[(h>>32)&(seenSlots-1)&^1:][:2]
+	if set[0] == h || set[1] == h {
 		return true
 	}
-	*slot = h | 1 // never 0, the empty slot
+	set[0], set[1] = h, set[0]
 	return false
 }
 
