@@ -166,7 +166,7 @@ func BenchmarkHeapPerPod(b *testing.B) {
 	stream := encodeWatch(b, formatProtobuf, events, schema.GroupVersion{Version: "v1"})
 	pods, events = nil, nil
 	measure := func(b *testing.B, decode func() []watch.Event) {
-		var perPod float64
+		var perPod, objects float64
 		for range b.N {
 			runtime.GC()
 			runtime.GC()
@@ -181,8 +181,10 @@ func BenchmarkHeapPerPod(b *testing.B) {
 			runtime.ReadMemStats(&m1)
 			runtime.KeepAlive(held)
 			perPod = float64(int64(m1.HeapAlloc)-int64(m0.HeapAlloc)) / n
+			objects = float64(int64(m1.HeapObjects)-int64(m0.HeapObjects)) / n
 		}
 		b.ReportMetric(perPod, "B/pod")
+		b.ReportMetric(objects, "objects/pod")
 		b.ReportMetric(0, "ns/op")
 	}
 	b.Run("impl=client-go", func(b *testing.B) {
