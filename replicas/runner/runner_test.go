@@ -28,6 +28,7 @@ import (
 	"github.com/shardinformer/shardinformer/internal/testkit"
 	"github.com/shardinformer/shardinformer/pipeline"
 	"github.com/shardinformer/shardinformer/replicas"
+	"github.com/shardinformer/shardinformer/replicas/handover"
 	"github.com/shardinformer/shardinformer/replicas/members"
 	"github.com/shardinformer/shardinformer/replicas/rangelw"
 	"github.com/shardinformer/shardinformer/shardselector"
@@ -334,12 +335,38 @@ func scenario(t *testing.T, b backend, parallel bool) {
 			stop(name)
 		}
 	}()
-	converge := func(stage string) {
+	leaseClient, err := kubernetes.NewForConfig(b.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// converge waits until the running replicas' Leases claim an exactly
+	// balanced partition (Sticky of the claims is the claims) and each
+	// replica's view is exactly the server's pods of the slots it claims,
+	// and returns that assignment.
+	converge := func(stage string) replicas.Assignment {
 		t.Helper()
 		live := slices.Sorted(maps.Keys(run))
-		a, _ := replicas.Assign(live, slots)
+		var a replicas.Assignment
 		var got, want map[string]map[string]string
-		err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
+		err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+			list, err := leaseClient.CoordinationV1().Leases("ctrl").List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return false, nil
+			}
+			published := map[string]handover.Published{}
+			for _, l := range list.Items {
+				if name := *l.Spec.HolderIdentity; run[name].r != nil {
+					if published[name], err = handover.Decode(l.Annotations, slots); err != nil {
+						return false, err
+					}
+				}
+			}
+			a = handover.Target(live, slots, published)
+			for _, name := range live {
+				if p, ok := published[name]; !ok || !slices.Equal(p.Claimed, ownedBits(a, name)) {
+					return false, nil
+				}
+			}
 			want = map[string]map[string]string{}
 			for _, name := range live {
 				want[name] = map[string]string{}
@@ -369,6 +396,7 @@ func scenario(t *testing.T, b backend, parallel bool) {
 				t.Fatalf("%s: stopped replica %s still holds %d keys", stage, name, len(v))
 			}
 		}
+		return a
 	}
 	// The reference: one plain informer over every pod, to count what a
 	// replica that is not sharded decodes.
@@ -402,8 +430,8 @@ func scenario(t *testing.T, b backend, parallel bool) {
 		r.dec.reset()
 	}
 	churn(0)
-	converge("churn")
-	checkDecoded(t, b, ref, map[string]*decoded{"r0": run["r0"].dec, "r1": run["r1"].dec, "r2": run["r2"].dec}, slots)
+	a := converge("churn")
+	checkDecoded(t, b, ref, map[string]*decoded{"r0": run["r0"].dec, "r1": run["r1"].dec, "r2": run["r2"].dec}, a)
 
 	stop("r1")
 	start("r3")
@@ -443,9 +471,9 @@ func scenario(t *testing.T, b backend, parallel bool) {
 // ⌈slots/N⌉ slots; with server-side filtering each replica decodes its own
 // events and no more (up to a tenth of the stream for a relist); without,
 // at least the whole stream.
-func checkDecoded(t *testing.T, b backend, ref *decoded, dec map[string]*decoded, slots int) {
+func checkDecoded(t *testing.T, b backend, ref *decoded, dec map[string]*decoded, a replicas.Assignment) {
 	t.Helper()
-	a, _ := replicas.Assign(slices.Sorted(maps.Keys(dec)), slots)
+	slots := a.Slots()
 	mine := map[string]int64{}
 	for _, p := range b.list() {
 		if p.Namespace == "ns-new" && strings.HasPrefix(p.Name, "new-0-") || p.Labels["churn"] == "yes" {
@@ -476,6 +504,15 @@ func checkDecoded(t *testing.T, b backend, ref *decoded, dec map[string]*decoded
 			t.Errorf("%s decoded %d objects without server-side filtering, want at least the stream's %d", name, got, stream)
 		}
 	}
+}
+
+// ownedBits returns, per slot of a, whether member owns it.
+func ownedBits(a replicas.Assignment, member string) []bool {
+	bits := make([]bool, a.Slots())
+	for _, s := range a.OwnedSlots(member) {
+		bits[s] = true
+	}
+	return bits
 }
 
 // TestConfig: each invalid Config is refused with an error.
