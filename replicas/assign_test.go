@@ -148,20 +148,23 @@ func resolve(members []string, slots int, held map[string][]int) []string {
 	return holder
 }
 
-// checkSticky checks one Sticky: partition, exact balance, determinism
-// (the same members and holdings in another order, with duplicates, and
-// with a non-member's holdings, give the same), fixed point (Sticky of
-// its own result is itself), and exact-least movement (the moves from the
-// resolved holdings are leastMoves, and every slot that moves leaves a
-// member over quota or a non-holder). It returns the assignment and the
-// number of moves.
+// checkSticky checks one Sticky: every slot owned by a member, exact
+// balance, determinism (the same members and holdings in another order,
+// with duplicates, and with a non-member's holdings, give the same),
+// fixed point (Sticky of its own result is itself), and least movement
+// (the slots whose owner is not their resolved holder number exactly
+// leastMoves). It returns the assignment and that number.
 func checkSticky(t *testing.T, rng *rand.Rand, live []string, slots int, held map[string][]int) (Assignment, int) {
 	t.Helper()
 	cur, err := Sticky(live, slots, held)
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkPartition(t, cur, rng)
+	for s := range slots {
+		if o, ok := cur.SlotOwner(s); ok != (len(live) > 0) || (ok && !slices.Contains(live, o)) {
+			t.Fatalf("%v: slot %d owned by %q", live, s, o)
+		}
+	}
 	checkBalance(t, cur)
 
 	shuffled := append(slices.Clone(live), live...)
@@ -199,7 +202,9 @@ func checkSticky(t *testing.T, rng *rand.Rand, live []string, slots int, held ma
 // TestModel runs random joins and leaves, each step Sticky of the new
 // members from the previous step's assignment, and checks each step with
 // checkSticky and: a join moves exactly ⌊slots/N⌋ slots (N members after
-// it), all to the joiner; a leave exactly the leaver's slots, all from it.
+// it), all to the joiner; a leave exactly the leaver's slots, all from it;
+// and the members' ranges and selectors partition the hash space
+// (checkPartition).
 func TestModel(t *testing.T) {
 	for seed := range uint64(40) {
 		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
@@ -224,6 +229,7 @@ func TestModel(t *testing.T) {
 					live = slices.Delete(live, i, i+1)
 				}
 				cur, n := checkSticky(t, rng, live, slots, holdings(prev))
+				checkPartition(t, cur, rng)
 				moves, _ := Moves(prev, cur)
 				if len(live) > 0 && len(moves) != n {
 					t.Fatalf("step %d: Moves gives %d, checkSticky %d", step, len(moves), n)
@@ -260,7 +266,7 @@ func checkBalance(t *testing.T, a Assignment) {
 	}
 }
 
-var movementSets = flag.Int("movement-sets", 300, "random member sets and holdings per slot count and member count in TestMovement")
+var movementSets = flag.Int("movement-sets", 100, "random member sets and holdings per slot count and member count in TestMovement")
 
 // TestMovement checks, over random sets of N members (names like those of
 // StatefulSet and Deployment Pods) for N = 1..10 and 16, 64 and 256

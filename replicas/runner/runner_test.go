@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -15,12 +16,14 @@ import (
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
@@ -689,5 +692,76 @@ func TestRunLeavesNoGoroutine(t *testing.T) {
 				t.Logf("%d goroutine(s) still finishing right after Run returned (CheckLeaks waits for them)", len(left))
 			}
 		})
+	}
+}
+
+// failingLeases refuses List while fail is set.
+type failingLeases struct {
+	coordinationv1client.LeaseInterface
+	fail *atomic.Bool
+}
+
+func (f failingLeases) List(ctx context.Context, o metav1.ListOptions) (*coordinationv1.LeaseList, error) {
+	if f.fail.Load() {
+		return nil, errors.New("list refused")
+	}
+	return f.LeaseInterface.List(ctx, o)
+}
+
+// TestListFailure: a round whose renewal succeeds but whose list of
+// Leases fails activates nothing — it cannot see the claims of peers —
+// and the slot activates at the first round that lists again.
+func TestListFailure(t *testing.T) {
+	testkit.CheckLeaks(t, "shardinformer/replicas/", "k8s.io/client-go/tools/cache.")
+	b := simBackend(t, true)
+	if err := b.create(apisim.NewPod("ns", "pod-0", 0, apisim.PodOptions{})); err != nil {
+		t.Fatal(err)
+	}
+	l := newLedger(t)
+	l.views["r"] = map[string]string{}
+	dec := &decoded{}
+	cs := dec.client(t, b.cfg)
+	var fail atomic.Bool
+	r, err := New(Config{
+		Members: members.Config{Leases: failingLeases{cs.CoordinationV1().Leases("ctrl"), &fail}, Group: "g", Identity: "r",
+			LeaseDuration: 4 * time.Second, RenewDeadline: 2500 * time.Millisecond, RenewInterval: 50 * time.Millisecond},
+		Slots:   1,
+		Inner:   dec.podLW(cs),
+		Handler: recorder{l, "r"},
+		NewInformer: func(lw cache.ListerWatcher) cache.SharedIndexInformer {
+			return cache.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, cache.Indexers{})
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(func() {
+		cancel()
+		if err := r.Run(ctx); err != nil { // one round, then stop everything and release
+			t.Errorf("Run: %v", err)
+		}
+	})
+	// Rounds on this goroutine, as Run's: start the cache, wait for it,
+	// then Synced, then Claimed.
+	r.round(ctx)
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 30*time.Second, true,
+		func(context.Context) (bool, error) { return r.slots[0].inf.HasSynced(), nil }); err != nil {
+		t.Fatal("slot cache did not sync")
+	}
+	r.round(ctx)
+	r.round(ctx)
+	if p := r.hand.Phase(0); p != handover.Claimed {
+		t.Fatalf("phase %v, want claimed", p)
+	}
+	fail.Store(true)
+	r.round(ctx)
+	if p := r.hand.Phase(0); p != handover.Claimed {
+		t.Fatalf("after a round whose list failed: phase %v, want claimed", p)
+	}
+	fail.Store(false)
+	r.round(ctx)
+	if p := r.hand.Phase(0); p != handover.Active {
+		t.Fatalf("after a round that listed: phase %v, want active", p)
 	}
 }
