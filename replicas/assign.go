@@ -92,8 +92,8 @@ func Sticky(members []string, slots int, held map[string][]int) (Assignment, err
 			if !live {
 				continue
 			}
-			if h := holder[s]; h < 0 || weight(seeds[i], uint64(s)) > weight(seeds[h], uint64(s)) ||
-				(weight(seeds[i], uint64(s)) == weight(seeds[h], uint64(s)) && int32(i) < h) {
+			w := weight(seeds[i], uint64(s))
+			if h := holder[s]; h < 0 || w > weight(seeds[h], uint64(s)) || (w == weight(seeds[h], uint64(s)) && int32(i) < h) {
 				holder[s] = int32(i)
 			}
 		}

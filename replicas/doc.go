@@ -28,8 +28,8 @@
 //     many more;
 //  3. lets every member keep its held slots up to its quota, its heaviest
 //     pairs first;
-//  4. gives the other slots (free, held by no member, or shed as
-//     surplus) by taking the pairs (member, slot) by decreasing weight
+//  4. gives the other slots (held by no member, or shed as surplus) by
+//     taking the pairs (member, slot) by decreasing weight
 //     (equal weights: the smaller name, then the smaller slot): a pair's
 //     slot goes to its member if the slot is still free and the member
 //     below its quota, or at ⌊Slots/N⌋ while ⌈Slots/N⌉ quotas remain

@@ -642,19 +642,8 @@ func TestRunLeavesNoGoroutine(t *testing.T) {
 				}
 			}
 			l := newLedger(t)
-			l.views["r"] = map[string]string{}
-			dec := &decoded{}
-			cs := dec.client(t, b.cfg)
-			cfg := Config{
-				Members: members.Config{Leases: cs.CoordinationV1().Leases("ctrl"), Group: "g", Identity: "r",
-					LeaseDuration: 4 * time.Second, RenewDeadline: 2500 * time.Millisecond, RenewInterval: 50 * time.Millisecond},
-				Slots:   4,
-				Inner:   dec.podLW(cs),
-				Handler: recorder{l, "r"},
-				NewInformer: func(lw cache.ListerWatcher) cache.SharedIndexInformer {
-					return cache.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, cache.Indexers{})
-				},
-			}
+			cfg := soloConfig(t, b, l, 4)
+			leases := cfg.Members.Leases
 			if parallel {
 				cfg.Workers = 4
 				cfg.NewInformer = func(lw cache.ListerWatcher) cache.SharedIndexInformer {
@@ -684,7 +673,7 @@ func TestRunLeavesNoGoroutine(t *testing.T) {
 			if n := inView(); n != 0 {
 				t.Errorf("%d pods still in view after Run returned", n)
 			}
-			if _, err := cs.CoordinationV1().Leases("ctrl").Get(context.Background(), "g-r", metav1.GetOptions{}); err == nil {
+			if _, err := leases.Get(context.Background(), "g-r", metav1.GetOptions{}); err == nil {
 				t.Error("the Lease is still there after Run returned")
 			}
 			// Run has returned: its goroutines must be gone now, not later.
@@ -692,6 +681,24 @@ func TestRunLeavesNoGoroutine(t *testing.T) {
 				t.Logf("%d goroutine(s) still finishing right after Run returned (CheckLeaks waits for them)", len(left))
 			}
 		})
+	}
+}
+
+// soloConfig is the Config of a lone replica "r" over slots slots on b,
+// on client-go's informers, its handler recording into l.
+func soloConfig(t *testing.T, b backend, l *ledger, slots int) Config {
+	l.views["r"] = map[string]string{}
+	dec := &decoded{}
+	cs := dec.client(t, b.cfg)
+	return Config{
+		Members: members.Config{Leases: cs.CoordinationV1().Leases("ctrl"), Group: "g", Identity: "r",
+			LeaseDuration: 4 * time.Second, RenewDeadline: 2500 * time.Millisecond, RenewInterval: 50 * time.Millisecond},
+		Slots:   slots,
+		Inner:   dec.podLW(cs),
+		Handler: recorder{l, "r"},
+		NewInformer: func(lw cache.ListerWatcher) cache.SharedIndexInformer {
+			return cache.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, cache.Indexers{})
+		},
 	}
 }
 
@@ -718,20 +725,10 @@ func TestListFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := newLedger(t)
-	l.views["r"] = map[string]string{}
-	dec := &decoded{}
-	cs := dec.client(t, b.cfg)
 	var fail atomic.Bool
-	r, err := New(Config{
-		Members: members.Config{Leases: failingLeases{cs.CoordinationV1().Leases("ctrl"), &fail}, Group: "g", Identity: "r",
-			LeaseDuration: 4 * time.Second, RenewDeadline: 2500 * time.Millisecond, RenewInterval: 50 * time.Millisecond},
-		Slots:   1,
-		Inner:   dec.podLW(cs),
-		Handler: recorder{l, "r"},
-		NewInformer: func(lw cache.ListerWatcher) cache.SharedIndexInformer {
-			return cache.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, cache.Indexers{})
-		},
-	})
+	cfg := soloConfig(t, b, l, 1)
+	cfg.Members.Leases = failingLeases{cfg.Members.Leases, &fail}
+	r, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
