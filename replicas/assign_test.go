@@ -340,7 +340,7 @@ func TestMovement(t *testing.T) {
 // the target, and no slot is sent back and forth.
 func TestFollow(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
-	for range 3000 {
+	for range 1000 {
 		slots := 1 << rng.IntN(9)
 		n := 1 + rng.IntN(10)
 		ms := randomNames(rng, n)
