@@ -48,8 +48,8 @@ type world struct {
 	nodes map[string]*node
 	next  int
 	// rivals counts steps after which two replicas, each live in both
-	// views, each hold a slot as its own (exact quotas let a third
-	// member's presence move a slot between two that stay).
+	// views, each hold a slot as its own (views of other members or of
+	// other claims can give a slot two owners).
 	rivals int
 	// quiesce: the most rounds settle took, and the most times it saw one
 	// slot activated.
@@ -159,10 +159,12 @@ func (w *world) pick(rng *rand.Rand, states ...nodeState) *node {
 // (a partitioned replica fences itself before its Lease may expire — the
 // renew-deadline assumption) and expiries. Throughout, no slot is
 // dispatched by two replicas at once. Then membership stops changing and
-// the replicas run until quiet: every slot is dispatched by exactly its
-// target owner among the live replicas. The schedules must include rivals
-// (two replicas, each in the other's target, holding the same slot), or
-// the test has not exercised competing claims.
+// the replicas run until quiet (settle): no slot changes hands twice, and
+// every replica's target is the same sticky assignment, which is what is
+// claimed and dispatched. Then one replica joins and one leaves cleanly,
+// each settling with exactly the least movement. The schedules must
+// include rivals (two replicas, each in the other's target, holding the
+// same slot), or the test has not exercised competing claims.
 func TestModel(t *testing.T) {
 	rivals := 0
 	var quiesce struct{ rounds, activations int }
