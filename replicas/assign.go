@@ -1,6 +1,7 @@
 package replicas
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math/bits"
@@ -17,15 +18,17 @@ const DefaultSlots = 256
 // refuses expressions over 100,000 code points (TestWorstSelector).
 const MaxSlots = 1 << 11
 
-// Errors of Assign.
+// Errors of Assign and Sticky.
 var (
 	ErrSlots  = errors.New("replicas: slot count must be a power of two between 1 and 2048")
 	ErrMember = errors.New("replicas: member name must not be empty")
+	ErrHeld   = errors.New("replicas: held slot out of range")
 )
 
 // Assignment maps every slot of the hash space to one member, or to none
-// when there are no members. Build it with Assign; the zero Assignment has
-// no slots and must not be queried. Immutable; may be copied.
+// when there are no members. Build it with Assign or Sticky; the zero
+// Assignment has no slots and must not be queried. Immutable; may be
+// copied.
 type Assignment struct {
 	shift   uint     // 64 - log2(slots)
 	members []string // sorted, unique
@@ -35,8 +38,25 @@ type Assignment struct {
 // Assign assigns each of slots equal slots of the hash space to one of
 // members (duplicates ignored) by rendezvous hashing with exact quotas:
 // every member gets ⌊slots/N⌋ or ⌈slots/N⌉ slots. See the package
-// documentation. With no members every slot is unowned.
+// documentation. With no members every slot is unowned. It is Sticky with
+// nothing held.
 func Assign(members []string, slots int) (Assignment, error) {
+	return Sticky(members, slots, nil)
+}
+
+// Sticky is Assign starting from the slots the members hold: held maps a
+// member to the slots it holds (in any order, duplicates ignored); the slots
+// of names that are not members are free, and a slot held by several
+// members counts as held by the one with the heaviest rendezvous weight
+// for it. Every member keeps as many of its slots as its quota allows —
+// the ⌈slots/N⌉ quotas going first to members holding more than
+// ⌊slots/N⌋ — and the other slots go to members below their quota as
+// Assign gives them, so that the fewest slots change hands that any
+// exactly balanced assignment could, and following the result (a member
+// taking a free slot it is given, or letting go of a slot it is not) does
+// not change it. See the package documentation. A held slot outside
+// [0, slots) is an error (ErrHeld).
+func Sticky(members []string, slots int, held map[string][]int) (Assignment, error) {
 	if slots < 1 || slots > MaxSlots || slots&(slots-1) != 0 {
 		return Assignment{}, fmt.Errorf("%w, got %d", ErrSlots, slots)
 	}
@@ -53,37 +73,116 @@ func Assign(members []string, slots int) (Assignment, error) {
 	if len(ms) == 0 {
 		return a, nil
 	}
-	// Every (member, slot) pair by decreasing weight; equal weights keep
-	// the order of generation, by member (ms is sorted) then slot: a total
-	// order that depends on the names only.
-	pairs := make([]pair, 0, len(ms)*slots)
+	seeds := make([]uint64, len(ms))
 	for i, m := range ms {
-		seed := shardselector.Hash(m)
+		seeds[i] = shardselector.Hash(m)
+	}
+	// The holder of each slot: of the members holding it, the heaviest
+	// (equal weights: the smaller name, the earlier in ms).
+	holder := make([]int32, slots)
+	for s := range holder {
+		holder[s] = -1
+	}
+	for name, ss := range held {
+		i, live := slices.BinarySearch(ms, name)
+		for _, s := range ss {
+			if s < 0 || s >= slots {
+				return Assignment{}, fmt.Errorf("%w: %s holds slot %d of %d", ErrHeld, name, s, slots)
+			}
+			if !live {
+				continue
+			}
+			w := weight(seeds[i], uint64(s))
+			if h := holder[s]; h < 0 || w > weight(seeds[h], uint64(s)) || (w == weight(seeds[h], uint64(s)) && int32(i) < h) {
+				holder[s] = int32(i)
+			}
+		}
+	}
+	mine := make([][]int, len(ms)) // slots held, by member
+	for s, h := range holder {
+		if h >= 0 {
+			mine[h] = append(mine[h], s)
+		}
+	}
+	// Quotas: ⌊slots/N⌋, and ⌈slots/N⌉ for up to slots mod N members
+	// holding more than ⌊slots/N⌋, those of the heaviest seed first (equal
+	// seeds: the smaller name). A member's rank depends on whether it holds
+	// more than ⌊slots/N⌋, not on how many more, so that a member letting
+	// go of surplus slots keeps its quota. The extra quotas left go to the
+	// first members to fill up, as in Assign.
+	floor, extra := slots/len(ms), slots%len(ms)
+	quota := make([]int, len(ms))
+	dynamic := make([]bool, len(ms)) // may take an extra quota while filling
+	var over []int
+	for i := range ms {
+		quota[i] = floor
+		if len(mine[i]) > floor {
+			over = append(over, i)
+		}
+	}
+	slices.SortStableFunc(over, func(x, y int) int { return cmp.Compare(seeds[y], seeds[x]) })
+	for _, i := range over[:min(extra, len(over))] {
+		quota[i]++
+	}
+	extra -= min(extra, len(over))
+	// Keep: each member its held slots up to its quota, heaviest first.
+	owned := make([]int, len(ms)) // slots owned so far, by member
+	for i, ss := range mine {
+		dynamic[i] = len(ss) <= floor
+		if len(ss) > quota[i] {
+			slices.SortStableFunc(ss, func(x, y int) int {
+				return cmp.Compare(weight(seeds[i], uint64(y)), weight(seeds[i], uint64(x)))
+			})
+			ss = ss[:quota[i]]
+		}
+		for _, s := range ss {
+			a.owner[s] = int32(i)
+		}
+		owned[i] = len(ss)
+	}
+	// Every (member with room, slot not kept) pair by decreasing weight;
+	// equal weights keep the order of generation, by member (ms is
+	// sorted) then slot: a total order that depends on the names only. A
+	// pair's slot goes to its member if the slot is free and the member
+	// below quota, or at it and may still take an extra one. The quotas
+	// sum to slots, so every slot is taken (see the package
+	// documentation).
+	free := 0
+	for s := range a.owner {
+		if a.owner[s] < 0 {
+			free++
+		}
+	}
+	if free == 0 {
+		return a, nil
+	}
+	pairs := make([]pair, 0, len(ms)*free)
+	for i := range ms {
+		if owned[i] == quota[i] && !(dynamic[i] && extra > 0) {
+			continue
+		}
 		for s := range slots {
-			pairs = append(pairs, pair{weight(seed, uint64(s)), int32(i), int32(s)})
+			if a.owner[s] < 0 {
+				pairs = append(pairs, pair{weight(seeds[i], uint64(s)), int32(i), int32(s)})
+			}
 		}
 	}
 	sortByWeight(pairs)
-	// A pair's slot goes to its member if the slot is free and the member
-	// below quota: ⌊slots/N⌋, and one more while fewer than slots mod N
-	// members hold one more. The quotas sum to slots, so every slot is
-	// taken (see the package documentation).
-	floor, extra := slots/len(ms), slots%len(ms)
-	held := make([]int, len(ms))
-	free := slots
 	for _, p := range pairs {
 		if a.owner[p.slot] >= 0 {
 			continue
 		}
-		switch h := held[p.m]; {
-		case h < floor:
-		case h == floor && extra > 0:
+		switch h := owned[p.m]; {
+		case h < quota[p.m]:
+		case h == quota[p.m] && dynamic[p.m] && extra > 0:
 			extra--
+			quota[p.m]++
+			dynamic[p.m] = false
 		default:
 			continue
 		}
 		a.owner[p.slot] = p.m
-		held[p.m]++
+		owned[p.m]++
 		if free--; free == 0 {
 			break
 		}

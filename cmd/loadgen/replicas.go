@@ -168,7 +168,7 @@ type replicaTrial struct {
 	stderr  io.Writer
 
 	names  []string
-	target replicas.Assignment // the assignment the group converges to
+	target replicas.Assignment // the assignment the group converged to
 	sides  []*replicaSide
 	msgs   chan sideMsg
 	t0     time.Time
@@ -178,11 +178,15 @@ type replicaTrial struct {
 // replicaSide is the parent's handle on one replica process.
 type replicaSide struct {
 	*side
-	name    string
-	last    *sample // latest sample
-	mark    map[string]sample
-	state   *replicaState
-	figures *replicaFigures
+	name string
+	last *sample // latest sample
+	// slots in view at the latest sample before convergence, and how
+	// many times a slot entered the view between samples until then
+	slots    []int
+	arrivals int
+	mark     map[string]sample
+	state    *replicaState
+	figures  *replicaFigures
 }
 
 func (tr *replicaTrial) label() string {
@@ -207,9 +211,6 @@ func (tr *replicaTrial) do(ctx context.Context) (replicaTrialReport, error) {
 		return res, err
 	}
 	tr.names = replicaNames(tr.n)
-	if tr.target, err = replicas.Assign(tr.names, replicaGroup.Slots); err != nil {
-		return res, err
-	}
 	cpu0 := cpuTime()
 	if err := tr.start(ctx, st); err != nil {
 		return res, err
@@ -322,18 +323,31 @@ func (tr *replicaTrial) start(ctx context.Context, st *simTarget) error {
 	return nil
 }
 
-// converged reports whether every replica's view holds exactly its target
-// slots, the replicas have reconciled pods keys together, and every queue
-// is empty, by their latest samples.
+// converged reports whether the replicas' views hold an exactly balanced
+// partition of the slots (replicas.Sticky of the slots in view is the
+// slots in view; kept in tr.target), the replicas have reconciled pods
+// keys together, and every queue is empty, by their latest samples.
 func (tr *replicaTrial) converged(pods int) bool {
 	var keys int64
+	held := map[string][]int{}
 	for _, s := range tr.sides {
-		if s.last == nil || s.last.Replica.Queue > 0 || !slices.Equal(s.last.Replica.ActiveSlots, tr.target.OwnedSlots(s.name)) {
+		if s.last == nil || s.last.Replica.Queue > 0 {
 			return false
 		}
+		held[s.name] = s.last.Replica.ActiveSlots
 		keys += s.last.Replica.Keys
 	}
-	return keys == int64(pods)
+	target, err := replicas.Sticky(tr.names, replicaGroup.Slots, held)
+	if err != nil || keys != int64(pods) {
+		return false
+	}
+	for _, s := range tr.sides {
+		if !slices.Equal(s.last.Replica.ActiveSlots, target.OwnedSlots(s.name)) {
+			return false
+		}
+	}
+	tr.target = target
+	return true
 }
 
 // latest is the time of the newest of the replicas' latest samples.
@@ -409,6 +423,14 @@ func (tr *replicaTrial) handle(sm sideMsg) error {
 	case msgSample:
 		if m.Sample.Replica == nil {
 			return fmt.Errorf("%s: sample without replica figures", s.name)
+		}
+		if tr.phase == "converge" {
+			for _, slot := range m.Sample.Replica.ActiveSlots {
+				if !slices.Contains(s.slots, slot) {
+					s.arrivals++
+				}
+			}
+			s.slots = m.Sample.Replica.ActiveSlots
 		}
 		s.last = m.Sample
 		tr.prog.update(tr.line)
@@ -529,7 +551,7 @@ func (tr *replicaTrial) check(want map[string]string) replicaCheck {
 // result is one replica's figures, split into phases by its marked samples.
 func (tr *replicaTrial) result(s *replicaSide, t *replicaTrialReport) replicaResult {
 	f := s.figures
-	r := replicaResult{Identity: s.name, replicaFigures: *f, TargetSlots: len(tr.target.OwnedSlots(s.name))}
+	r := replicaResult{Identity: s.name, replicaFigures: *f, TargetSlots: len(tr.target.OwnedSlots(s.name)), SlotArrivals: s.arrivals}
 	conv, churn, caught := s.mark["converged"], s.mark["churn"], s.mark["caught-up"]
 	if conv.Replica == nil || churn.Replica == nil || caught.Replica == nil {
 		return r

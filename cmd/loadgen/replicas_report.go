@@ -49,6 +49,7 @@ type replicaRow struct {
 	// the slots were split, and the retained heap per slot owned is the
 	// memory per unit of share.
 	ReplicaSlotsOwned              stat `json:"replica_slots_owned"`
+	ReplicaSlotArrivals            stat `json:"replica_slot_arrivals"`
 	ReplicaHeapPerSlotBytes        stat `json:"replica_heap_per_slot_bytes"`
 	ReplicaSyncReconcilesPerSecond stat `json:"replica_sync_reconciles_per_second"`
 	ReplicaObjects                 stat `json:"replica_objects"`
@@ -104,6 +105,11 @@ type replicaCheck struct {
 type replicaResult struct {
 	Identity    string `json:"identity"`
 	TargetSlots int    `json:"target_slots"`
+	// SlotArrivals counts the slots that entered the replica's view
+	// between two of its samples (0.1 s apart) until the group converged:
+	// TargetSlots when every slot went straight to its final owner, more
+	// when replicas that started apart handed slots on to later ones.
+	SlotArrivals int `json:"slot_arrivals"`
 	replicaFigures
 	SyncReconciles           uint64  `json:"sync_reconciles"`
 	SyncReconcilesPerSecond  float64 `json:"sync_reconciles_per_second"`
@@ -126,8 +132,10 @@ const replicasNote = "Every replica is a process of its own on the same machine,
 	"and each replica pays fixed costs: its Leases, its slot informers, its share of the hand-over). What must shrink as 1/N is each replica's share: " +
 	"objects cached, events and bytes decoded, and memory. With shardSelector ignored by the server (the client-side fallback) every slot informer " +
 	"decodes the whole stream, so a replica holding k slots decodes k times what one unsharded informer does. " +
-	"Slots go to replicas by rendezvous hashing with exact quotas (replicas.Assign): ⌊16/N⌋ or ⌈16/N⌉ each, so the largest replica holds " +
-	"⌈16/N⌉/16 of the keys (0.375 for 3), and the retained heap per slot owned shows whether memory follows the share."
+	"Slots go to replicas by rendezvous hashing with exact quotas, sticky to what each replica holds (replicas.Sticky): ⌊16/N⌋ or ⌈16/N⌉ each, so the largest replica holds " +
+	"⌈16/N⌉/16 of the keys (0.375 for 3), and the retained heap per slot owned shows whether memory follows the share. " +
+	"Slots moved in counts the slots that entered a replica's view until the group converged: its slots owned when each slot went straight " +
+	"to its final owner, more when a replica that started first held slots that later ones then took."
 
 func newReplicasReport(c config) *replicasReport {
 	g := replicaGroup
@@ -200,6 +208,7 @@ func (rr *replicasReport) summarize() {
 			return sum
 		})
 		row.ReplicaSlotsOwned = each("count", func(r *replicaResult) float64 { return float64(r.TargetSlots) })
+		row.ReplicaSlotArrivals = each("count", func(r *replicaResult) float64 { return float64(r.SlotArrivals) })
 		row.ReplicaHeapPerSlotBytes = each("bytes", func(r *replicaResult) float64 { return float64(r.RetainedHeapBytes) / float64(max(r.TargetSlots, 1)) })
 		row.ReplicaSyncReconcilesPerSecond = each("per_s", func(r *replicaResult) float64 { return r.SyncReconcilesPerSecond })
 		row.ReplicaObjects = each("count", func(r *replicaResult) float64 { return float64(r.Objects) })
@@ -341,15 +350,15 @@ func printReplicas(w io.Writer, r *report) {
 	fmt.Fprintf(w, "group: %d slots, leases %gs (renew deadline %gs, every %gs); handler calls %s\n\n",
 		g.Slots, g.LeaseDurationSeconds, g.RenewDeadlineSeconds, g.RenewIntervalSeconds, g.HandlerCalls)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "shardSelector\treplicas\tconverge\treconciles/s all (to converge)\treconciles/s all (churn)\tretained heap total/N\tper replica: slots\treconciles/s (to converge)\tobjects cached\tretained heap\theap per slot\tpeak RSS\tdecoded share (to converge)\tdecoded share (churn)\tCPU s")
+	fmt.Fprintln(tw, "shardSelector\treplicas\tconverge\treconciles/s all (to converge)\treconciles/s all (churn)\tretained heap total/N\tper replica: slots\tslots moved in (to converge)\treconciles/s (to converge)\tobjects cached\tretained heap\theap per slot\tpeak RSS\tdecoded share (to converge)\tdecoded share (churn)\tCPU s")
 	for _, row := range rr.Rows {
 		mode := "server"
 		if !row.ServerFilters {
 			mode = "client (fallback)"
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", mode, row.Replicas, row.ConvergeSeconds.Text,
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", mode, row.Replicas, row.ConvergeSeconds.Text,
 			row.SyncReconcilesPerSecond.Text, row.ChurnReconcilesPerSecond.Text, fmtBytes(row.TotalRetainedHeapBytes.Median/float64(row.Replicas)),
-			row.ReplicaSlotsOwned.Text, row.ReplicaSyncReconcilesPerSecond.Text,
+			row.ReplicaSlotsOwned.Text, row.ReplicaSlotArrivals.Text, row.ReplicaSyncReconcilesPerSecond.Text,
 			row.ReplicaObjects.Text, row.ReplicaRetainedHeapBytes.Text, row.ReplicaHeapPerSlotBytes.Text, row.ReplicaPeakRSSBytes.Text,
 			row.ReplicaSyncDecodedShare.Text, row.ReplicaChurnDecodedShare.Text, row.ReplicaCPUSeconds.Text)
 	}

@@ -173,3 +173,30 @@ func (r *Replica) Step(v View) []Action {
 	}
 	return acts
 }
+
+// Target returns the assignment the live members step toward:
+// replicas.Sticky of live over slots, each member holding the slots it
+// claims in published (what the members' Leases carry, the replica's own
+// included; members absent from published hold nothing). A replica that
+// takes a slot it is given, or lets go of one it is not, leaves Target
+// unchanged (replicas.Sticky), so replicas reading the Leases at
+// different moments of a hand-over compute the same target. It panics
+// when slots is not a valid slot count or a Published has another.
+func Target(live []string, slots int, published map[string]Published) replicas.Assignment {
+	held := map[string][]int{}
+	for name, p := range published {
+		if len(p.Claimed) != slots {
+			panic("handover: published claims of another slot count")
+		}
+		for s, c := range p.Claimed {
+			if c {
+				held[name] = append(held[name], s)
+			}
+		}
+	}
+	a, err := replicas.Sticky(live, slots, held)
+	if err != nil {
+		panic(err)
+	}
+	return a
+}

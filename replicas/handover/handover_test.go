@@ -7,8 +7,9 @@ import (
 	"github.com/shardinformer/shardinformer/replicas"
 )
 
-// TestMove scripts one join: replica a dispatches all 8 slots; b joins.
-// The slots b now owns keep being dispatched by a while b syncs; a lets
+// TestMove scripts one join: replica a dispatches all 8 slots; b joins
+// and the target (Target, from a's claims) gives it 4 of them. The slots
+// b now owns keep being dispatched by a while b syncs; a lets
 // them go only once b publishes them synced; b activates each only after
 // a's unclaim and its own claim are visible. The actions are exactly:
 // b StartCache (each moving slot), a Deactivate+StopCache, b Activate.
@@ -34,10 +35,10 @@ func TestMove(t *testing.T) {
 	b := w.join()
 	round(b, a) // b publishes (nothing yet), a sees b: nothing moves until b synced
 	round(b, a) // b starts caches for its slots
-	target, _ := replicas.Assign([]string{"r0", "r1"}, 8)
+	target := Target([]string{"r0", "r1"}, 8, map[string]Published{"r0": a.r.Published()})
 	moving := target.OwnedSlots("r1")
-	if len(moving) == 0 {
-		t.Fatal("nothing moves to r1; pick other names")
+	if len(moving) != 4 {
+		t.Fatalf("%d slots move to r1, want 4", len(moving))
 	}
 	for _, s := range moving {
 		if b.r.Phase(s) != Syncing || !a.active[s] {

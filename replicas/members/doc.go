@@ -51,5 +51,8 @@
 //		Identity: os.Getenv("POD_NAME"),
 //		OnChange: func(live []string) { a, _ := replicas.Assign(live, replicas.DefaultSlots); … },
 //	})
+//	// OnChange sees names only; to move the fewest slots, assign from what
+//	// the members claim in their Leases' annotations (Round.Annotations),
+//	// as package runner does with handover.Target (replicas.Sticky).
 //	go m.Run(ctx, onError) // returns after deleting the Lease once ctx is done
 package members

@@ -8,6 +8,13 @@
 // out leaves as OnDelete(cache.DeletedFinalStateUnknown) for every object
 // the handler was told of and not told deleted.
 //
+// Each round's target is handover.Target of the live members and the
+// slots their Leases claim (replicas.Sticky), this replica's own Lease
+// included as written: once the group has converged, a join moves exactly
+// ⌊Slots/N⌋ slots, all to the joiner, and a leave exactly the leaver's.
+// When the round's list of Leases fails, the last Leases read stand in
+// and no slot is activated on them (the claims may have changed since).
+//
 // # Concurrency
 //
 // Run's goroutine (the caller's) owns the membership, the state machine

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -66,9 +65,11 @@ type Runner struct {
 
 	// Owned by Run's goroutine.
 	slots map[int]*slot
-	// target is the last assignment, kept while the live members stay
-	// the same (Assign sorts N·Slots pairs).
-	target replicas.Assignment
+	// leases holds what the live members published, as of the last
+	// successful list, by name (this replica included; unreadable Leases
+	// left out); peers the same without this replica and with the
+	// unreadable ones claiming every slot.
+	leases, peers map[string]handover.Published
 
 	// fallback logs the first slot informer's fallback to client-side
 	// filtering, so that a replica says it once, not once per slot.
@@ -170,28 +171,37 @@ func (r *Runner) round(ctx context.Context) {
 	if err != nil && ctx.Err() == nil {
 		r.logger.Error(err, "membership round")
 	}
-	if r.target.Slots() == 0 || !slices.Equal(r.target.Members(), rd.Live) {
-		target, err := replicas.Assign(rd.Live, r.cfg.Slots)
-		if err != nil {
-			panic(err) // slot count validated by New; names are non-empty holders
+	// The target is the sticky assignment of the slots the live members
+	// claim in their Leases, this replica's included (as written: the
+	// same Leases give every replica the same target); a Lease whose
+	// annotations cannot be read claims every slot for safety (Decode)
+	// but holds none for the target. When the list failed, the last
+	// Leases read stand in, and nothing is activated on them.
+	listed := rd.Annotations != nil
+	if listed {
+		r.peers, r.leases = map[string]handover.Published{}, map[string]handover.Published{}
+		for name, ann := range rd.Annotations {
+			p, err := handover.Decode(ann, r.cfg.Slots)
+			if err != nil {
+				r.logger.Error(err, "replica's slot annotations unreadable; counting it as claiming every slot and holding none", "replica", name)
+			} else {
+				r.leases[name] = p
+			}
+			if name != r.cfg.Members.Identity {
+				r.peers[name] = p
+			}
 		}
-		r.target = target
 	}
 	peers := map[string]handover.Published{}
-	for name, ann := range rd.Annotations {
-		if name == r.cfg.Members.Identity {
-			continue
+	for _, name := range rd.Live {
+		if p, ok := r.peers[name]; ok {
+			peers[name] = p
 		}
-		p, err := handover.Decode(ann, r.cfg.Slots)
-		if err != nil {
-			r.logger.Error(err, "peer's slot annotations unreadable; counting it as claiming every slot", "peer", name)
-		}
-		peers[name] = p
 	}
 	r.execute(r.hand.Step(handover.View{
-		Target:        r.target,
+		Target:        handover.Target(rd.Live, r.cfg.Slots, r.leases),
 		Peers:         peers,
-		ClaimsVisible: rd.Renewed,
+		ClaimsVisible: rd.Renewed && listed,
 		Fenced:        r.members.Fenced() || r.tripped.Swap(false),
 		CacheSynced:   func(s int) bool { return r.slots[s].inf.HasSynced() },
 	}))

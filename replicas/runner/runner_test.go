@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -15,12 +16,14 @@ import (
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
@@ -28,6 +31,7 @@ import (
 	"github.com/shardinformer/shardinformer/internal/testkit"
 	"github.com/shardinformer/shardinformer/pipeline"
 	"github.com/shardinformer/shardinformer/replicas"
+	"github.com/shardinformer/shardinformer/replicas/handover"
 	"github.com/shardinformer/shardinformer/replicas/members"
 	"github.com/shardinformer/shardinformer/replicas/rangelw"
 	"github.com/shardinformer/shardinformer/shardselector"
@@ -334,12 +338,38 @@ func scenario(t *testing.T, b backend, parallel bool) {
 			stop(name)
 		}
 	}()
-	converge := func(stage string) {
+	leaseClient, err := kubernetes.NewForConfig(b.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// converge waits until the running replicas' Leases claim an exactly
+	// balanced partition (Sticky of the claims is the claims) and each
+	// replica's view is exactly the server's pods of the slots it claims,
+	// and returns that assignment.
+	converge := func(stage string) replicas.Assignment {
 		t.Helper()
 		live := slices.Sorted(maps.Keys(run))
-		a, _ := replicas.Assign(live, slots)
+		var a replicas.Assignment
 		var got, want map[string]map[string]string
-		err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
+		err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+			list, err := leaseClient.CoordinationV1().Leases("ctrl").List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return false, nil
+			}
+			published := map[string]handover.Published{}
+			for _, l := range list.Items {
+				if name := *l.Spec.HolderIdentity; run[name].r != nil {
+					if published[name], err = handover.Decode(l.Annotations, slots); err != nil {
+						return false, err
+					}
+				}
+			}
+			a = handover.Target(live, slots, published)
+			for _, name := range live {
+				if p, ok := published[name]; !ok || !slices.Equal(p.Claimed, ownedBits(a, name)) {
+					return false, nil
+				}
+			}
 			want = map[string]map[string]string{}
 			for _, name := range live {
 				want[name] = map[string]string{}
@@ -369,6 +399,7 @@ func scenario(t *testing.T, b backend, parallel bool) {
 				t.Fatalf("%s: stopped replica %s still holds %d keys", stage, name, len(v))
 			}
 		}
+		return a
 	}
 	// The reference: one plain informer over every pod, to count what a
 	// replica that is not sharded decodes.
@@ -402,8 +433,8 @@ func scenario(t *testing.T, b backend, parallel bool) {
 		r.dec.reset()
 	}
 	churn(0)
-	converge("churn")
-	checkDecoded(t, b, ref, map[string]*decoded{"r0": run["r0"].dec, "r1": run["r1"].dec, "r2": run["r2"].dec}, slots)
+	a := converge("churn")
+	checkDecoded(t, b, ref, map[string]*decoded{"r0": run["r0"].dec, "r1": run["r1"].dec, "r2": run["r2"].dec}, a)
 
 	stop("r1")
 	start("r3")
@@ -443,9 +474,9 @@ func scenario(t *testing.T, b backend, parallel bool) {
 // ⌈slots/N⌉ slots; with server-side filtering each replica decodes its own
 // events and no more (up to a tenth of the stream for a relist); without,
 // at least the whole stream.
-func checkDecoded(t *testing.T, b backend, ref *decoded, dec map[string]*decoded, slots int) {
+func checkDecoded(t *testing.T, b backend, ref *decoded, dec map[string]*decoded, a replicas.Assignment) {
 	t.Helper()
-	a, _ := replicas.Assign(slices.Sorted(maps.Keys(dec)), slots)
+	slots := a.Slots()
 	mine := map[string]int64{}
 	for _, p := range b.list() {
 		if p.Namespace == "ns-new" && strings.HasPrefix(p.Name, "new-0-") || p.Labels["churn"] == "yes" {
@@ -476,6 +507,15 @@ func checkDecoded(t *testing.T, b backend, ref *decoded, dec map[string]*decoded
 			t.Errorf("%s decoded %d objects without server-side filtering, want at least the stream's %d", name, got, stream)
 		}
 	}
+}
+
+// ownedBits returns, per slot of a, whether member owns it.
+func ownedBits(a replicas.Assignment, member string) []bool {
+	bits := make([]bool, a.Slots())
+	for _, s := range a.OwnedSlots(member) {
+		bits[s] = true
+	}
+	return bits
 }
 
 // TestConfig: each invalid Config is refused with an error.
@@ -602,19 +642,8 @@ func TestRunLeavesNoGoroutine(t *testing.T) {
 				}
 			}
 			l := newLedger(t)
-			l.views["r"] = map[string]string{}
-			dec := &decoded{}
-			cs := dec.client(t, b.cfg)
-			cfg := Config{
-				Members: members.Config{Leases: cs.CoordinationV1().Leases("ctrl"), Group: "g", Identity: "r",
-					LeaseDuration: 4 * time.Second, RenewDeadline: 2500 * time.Millisecond, RenewInterval: 50 * time.Millisecond},
-				Slots:   4,
-				Inner:   dec.podLW(cs),
-				Handler: recorder{l, "r"},
-				NewInformer: func(lw cache.ListerWatcher) cache.SharedIndexInformer {
-					return cache.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, cache.Indexers{})
-				},
-			}
+			cfg := soloConfig(t, b, l, 4)
+			leases := cfg.Members.Leases
 			if parallel {
 				cfg.Workers = 4
 				cfg.NewInformer = func(lw cache.ListerWatcher) cache.SharedIndexInformer {
@@ -644,7 +673,7 @@ func TestRunLeavesNoGoroutine(t *testing.T) {
 			if n := inView(); n != 0 {
 				t.Errorf("%d pods still in view after Run returned", n)
 			}
-			if _, err := cs.CoordinationV1().Leases("ctrl").Get(context.Background(), "g-r", metav1.GetOptions{}); err == nil {
+			if _, err := leases.Get(context.Background(), "g-r", metav1.GetOptions{}); err == nil {
 				t.Error("the Lease is still there after Run returned")
 			}
 			// Run has returned: its goroutines must be gone now, not later.
@@ -652,5 +681,84 @@ func TestRunLeavesNoGoroutine(t *testing.T) {
 				t.Logf("%d goroutine(s) still finishing right after Run returned (CheckLeaks waits for them)", len(left))
 			}
 		})
+	}
+}
+
+// soloConfig is the Config of a lone replica "r" over slots slots on b,
+// on client-go's informers, its handler recording into l.
+func soloConfig(t *testing.T, b backend, l *ledger, slots int) Config {
+	l.views["r"] = map[string]string{}
+	dec := &decoded{}
+	cs := dec.client(t, b.cfg)
+	return Config{
+		Members: members.Config{Leases: cs.CoordinationV1().Leases("ctrl"), Group: "g", Identity: "r",
+			LeaseDuration: 4 * time.Second, RenewDeadline: 2500 * time.Millisecond, RenewInterval: 50 * time.Millisecond},
+		Slots:   slots,
+		Inner:   dec.podLW(cs),
+		Handler: recorder{l, "r"},
+		NewInformer: func(lw cache.ListerWatcher) cache.SharedIndexInformer {
+			return cache.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, cache.Indexers{})
+		},
+	}
+}
+
+// failingLeases refuses List while fail is set.
+type failingLeases struct {
+	coordinationv1client.LeaseInterface
+	fail *atomic.Bool
+}
+
+func (f failingLeases) List(ctx context.Context, o metav1.ListOptions) (*coordinationv1.LeaseList, error) {
+	if f.fail.Load() {
+		return nil, errors.New("list refused")
+	}
+	return f.LeaseInterface.List(ctx, o)
+}
+
+// TestListFailure: a round whose renewal succeeds but whose list of
+// Leases fails activates nothing — it cannot see the claims of peers —
+// and the slot activates at the first round that lists again.
+func TestListFailure(t *testing.T) {
+	testkit.CheckLeaks(t, "shardinformer/replicas/", "k8s.io/client-go/tools/cache.")
+	b := simBackend(t, true)
+	if err := b.create(apisim.NewPod("ns", "pod-0", 0, apisim.PodOptions{})); err != nil {
+		t.Fatal(err)
+	}
+	l := newLedger(t)
+	var fail atomic.Bool
+	cfg := soloConfig(t, b, l, 1)
+	cfg.Members.Leases = failingLeases{cfg.Members.Leases, &fail}
+	r, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(func() {
+		cancel()
+		if err := r.Run(ctx); err != nil { // one round, then stop everything and release
+			t.Errorf("Run: %v", err)
+		}
+	})
+	// Rounds on this goroutine, as Run's: start the cache, wait for it,
+	// then Synced, then Claimed.
+	r.round(ctx)
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 30*time.Second, true,
+		func(context.Context) (bool, error) { return r.slots[0].inf.HasSynced(), nil }); err != nil {
+		t.Fatal("slot cache did not sync")
+	}
+	r.round(ctx)
+	r.round(ctx)
+	if p := r.hand.Phase(0); p != handover.Claimed {
+		t.Fatalf("phase %v, want claimed", p)
+	}
+	fail.Store(true)
+	r.round(ctx)
+	if p := r.hand.Phase(0); p != handover.Claimed {
+		t.Fatalf("after a round whose list failed: phase %v, want claimed", p)
+	}
+	fail.Store(false)
+	r.round(ctx)
+	if p := r.hand.Phase(0); p != handover.Active {
+		t.Fatalf("after a round that listed: phase %v, want active", p)
 	}
 }
