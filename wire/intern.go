@@ -18,11 +18,11 @@ import (
 type interner struct {
 	slots  [internSlots]string
 	used   [internSlots / 64]uint64 // bit i: slots[i] looked up since stored or since its second chance
-	shared [sharedSlots]sharedSlot // see share.go
-	key    []byte                  // scratch for sharing keys
-	plan   sharePlan               // scratch for sharing before decoding (shareproto.go)
-	clock  uint64                  // counts the values stored in shared
-	seen   [seenSlots]uint64       // hashes of parts seen once (share.go)
+	shared [sharedSlots]sharedSlot  // see share.go
+	key    []byte                   // scratch for sharing keys
+	plan   sharePlan                // scratch for sharing before decoding (shareproto.go)
+	clock  uint64                   // counts the values stored in shared
+	seen   [seenSlots]uint64        // hashes of parts seen once (share.go)
 }
 
 const internSlots = 1 << 13
