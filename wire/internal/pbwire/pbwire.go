@@ -64,25 +64,33 @@ func uvarint(b []byte, i int) (uint64, int, error) {
 // generated code's skip function does; an end-group tag outside a group is
 // an error.
 func next(b []byte, i int) (Field, error) {
-	// Most fields of an object have a one-byte tag and are either
-	// length-delimited with a length of one or two bytes, or a varint of
-	// one byte: read those here, with the result nextSlow gives them.
+	// Most fields of an object have a tag of one or two bytes and are
+	// either length-delimited with a length of one or two bytes, or a
+	// varint of one byte: read those here, with the result nextSlow gives
+	// them.
 	if i+1 < len(b) {
-		if t := b[i]; t < 0x80 && t >= 1<<3 { // one byte, field number ≥ 1
+		t, j := int(b[i]), i+1 // the tag, and where it ends
+		if t >= 0x80 {
+			if b[j] >= 0x80 {
+				return nextSlow(b, i) // a tag of three bytes or more
+			}
+			t, j = t&0x7f|int(b[j])<<7, j+1
+		}
+		if t < 0x4000 && t >= 1<<3 && j < len(b) { // field number ≥ 1
 			switch t & 7 {
 			case wtBytes:
-				if n := int(b[i+1]); n < 0x80 {
-					if end := i + 2 + n; end <= len(b) {
-						return Field{Num: int32(t >> 3), WireType: wtBytes, Start: i, LenAt: i + 1, Val: i + 2, End: end}, nil
+				if n := int(b[j]); n < 0x80 {
+					if end := j + 1 + n; end <= len(b) {
+						return Field{Num: int32(t >> 3), WireType: wtBytes, Start: i, LenAt: j, Val: j + 1, End: end}, nil
 					}
-				} else if i+2 < len(b) && b[i+2] < 0x80 {
-					if end := i + 3 + (n & 0x7f) + int(b[i+2])<<7; end <= len(b) {
-						return Field{Num: int32(t >> 3), WireType: wtBytes, Start: i, LenAt: i + 1, Val: i + 3, End: end}, nil
+				} else if j+1 < len(b) && b[j+1] < 0x80 {
+					if end := j + 2 + (n & 0x7f) + int(b[j+1])<<7; end <= len(b) {
+						return Field{Num: int32(t >> 3), WireType: wtBytes, Start: i, LenAt: j, Val: j + 2, End: end}, nil
 					}
 				}
 			case wtVarint:
-				if b[i+1] < 0x80 {
-					return Field{Num: int32(t >> 3), WireType: wtVarint, Start: i, LenAt: i + 1, Val: i + 1, End: i + 2}, nil
+				if b[j] < 0x80 {
+					return Field{Num: int32(t >> 3), WireType: wtVarint, Start: i, LenAt: j, Val: j, End: j + 1}, nil
 				}
 			}
 		}
