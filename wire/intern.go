@@ -39,16 +39,16 @@ var hashKey = func(s string) uint64 { return maphash.String(internSeed, s) }
 func (t *interner) canonical(s string) string {
 	i := hashKey(s) & (internSlots - 1)
 	w, bit := &t.used[i/64], uint64(1)<<(i%64)
-	if slot := &t.slots[i]; *slot == s {
+	switch slot := &t.slots[i]; {
+	case *slot == s:
 		*w |= bit
 		return *slot
-	} else if *w&bit != 0 {
-		*w &^= bit
-		return s
-	} else {
+	case *w&bit != 0:
+		*w &^= bit // its second chance
+	default:
 		*slot = s
-		return s
 	}
+	return s
 }
 
 // interners holds a ListerWatcher's interners not in use, at most one per
