@@ -2,6 +2,7 @@ package wire
 
 import (
 	"reflect"
+	"unsafe"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -154,15 +155,18 @@ func inSlice[S ~string](t *interner, s []S) {
 }
 
 // inMap interns a map's keys (values too with values). Storing an equal key
-// replaces the key the map holds, so no entry is added.
+// replaces the key the map holds, so no entry is added; an entry whose key
+// and value are already the canonical copies is not stored again.
 func inMap[K ~string](t *interner, m map[K]string, values bool) {
 	for k, v := range m {
-		ik := k
+		ik, iv := k, v
 		in(t, &ik)
 		if values {
-			in(t, &v)
+			in(t, &iv)
 		}
-		m[ik] = v
+		if unsafe.StringData(string(ik)) != unsafe.StringData(string(k)) || unsafe.StringData(iv) != unsafe.StringData(v) {
+			m[ik] = iv
+		}
 	}
 }
 

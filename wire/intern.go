@@ -16,17 +16,13 @@ import (
 // pod's IPs, container IDs) do not push out the ones every pod repeats. An
 // interner holds at most internSlots strings strongly.
 type interner struct {
-	slots  [internSlots]internSlot
-	shared [sharedSlots]sharedSlot // see share.go
-	key    []byte                  // scratch for sharing keys
-	plan   sharePlan               // scratch for sharing before decoding (shareproto.go)
-	clock  uint64                  // counts the values stored in shared
-	seen   [seenSlots]uint64       // hashes of parts seen once (share.go)
-}
-
-type internSlot struct {
-	s    string
-	used bool // looked up since stored or since its second chance
+	slots  [internSlots]string
+	used   [internSlots / 64]uint64 // bit i: slots[i] looked up since stored or since its second chance
+	shared [sharedSlots]sharedSlot  // see share.go
+	key    []byte                   // scratch for sharing keys
+	plan   sharePlan                // scratch for sharing before decoding (shareproto.go)
+	clock  uint64                   // counts the values stored in shared
+	seen   [seenSlots]uint64        // hashes of parts seen once (share.go)
 }
 
 const internSlots = 1 << 13
@@ -37,18 +33,21 @@ var internSeed = maphash.MakeSeed()
 // tests can fix which keys collide (the seed differs in every process).
 var hashKey = func(s string) uint64 { return maphash.String(internSeed, s) }
 
-// canonical returns the canonical copy of s.
+// canonical returns the canonical copy of s. The used bits are kept apart
+// from the strings so that the table of strings is 16 bytes a slot (128
+// KiB), which keeps more of it in the caches.
 func (t *interner) canonical(s string) string {
-	slot := &t.slots[hashKey(s)&(internSlots-1)]
-	if slot.s == s {
-		slot.used = true
-		return slot.s
+	i := hashKey(s) & (internSlots - 1)
+	w, bit := &t.used[i/64], uint64(1)<<(i%64)
+	switch slot := &t.slots[i]; {
+	case *slot == s:
+		*w |= bit
+		return *slot
+	case *w&bit != 0:
+		*w &^= bit // its second chance
+	default:
+		*slot = s
 	}
-	if slot.used {
-		slot.used = false
-		return s
-	}
-	slot.s = s
 	return s
 }
 

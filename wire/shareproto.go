@@ -50,6 +50,9 @@ func part[P, T any](at func(*corev1.Pod, int) *P, field int32, repeated, maps bo
 type shareScope struct {
 	parts    []*sharedPart
 	children []shareChild
+	// byNum maps a field number below maxScopeField to its part k (k+1)
+	// or child k (-k-1); 0: neither. Filled by podScope's numbering.
+	byNum [maxScopeField]int8
 }
 
 type shareChild struct {
@@ -61,8 +64,9 @@ type shareChild struct {
 // maxParts and maxChildren bound a scope's parts and children (the walk
 // keeps their spans and counts in arrays).
 const (
-	maxParts    = 12
-	maxChildren = 4
+	maxParts      = 12
+	maxChildren   = 4
+	maxScopeField = 64 // field numbers of parts and children are below
 )
 
 // podScope describes the pod message (field numbers from k8s.io/api's
@@ -119,11 +123,13 @@ var podScope = func() *shareScope {
 		if len(s.parts) > maxParts || len(s.children) > maxChildren {
 			panic("wire: a share scope has more than maxParts parts or maxChildren children")
 		}
-		for _, p := range s.parts {
+		for k, p := range s.parts {
 			kind++
 			p.kind = kind
+			s.index(p.field, int8(k+1))
 		}
-		for _, c := range s.children {
+		for k, c := range s.children {
+			s.index(c.field, int8(-k-1))
 			number(c.scope)
 		}
 	}
@@ -202,7 +208,11 @@ func (pl *sharePlan) walk(t *interner, b []byte, f pbwire.Field, sc *shareScope,
 		if g.WireType != pbwire.WireBytes {
 			continue
 		}
-		if k := sc.child(g.Num); k >= 0 {
+		k, isChild := sc.lookup(g.Num)
+		if k < 0 {
+			continue
+		}
+		if isChild {
 			c := &sc.children[k]
 			if !c.list && seen[k] > 0 {
 				return false
@@ -213,16 +223,14 @@ func (pl *sharePlan) walk(t *interner, b []byte, f pbwire.Field, sc *shareScope,
 			seen[k]++
 			continue
 		}
-		if k := sc.part(g.Num); k >= 0 {
-			s := &spans[k]
-			if s.n == 0 {
-				s.start = g.Start
-			} else if prev != g.Num || !sc.parts[k].repeated {
-				s.bad = true
-			}
-			s.end = g.End
-			s.n++
+		s := &spans[k]
+		if s.n == 0 {
+			s.start = g.Start
+		} else if prev != g.Num || !sc.parts[k].repeated {
+			s.bad = true
 		}
+		s.end = g.End
+		s.n++
 	}
 	for k, p := range sc.parts {
 		s := spans[k]
@@ -244,22 +252,26 @@ func (pl *sharePlan) walk(t *interner, b []byte, f pbwire.Field, sc *shareScope,
 	return true
 }
 
-func (sc *shareScope) child(num int32) int {
-	for k := range sc.children {
-		if sc.children[k].field == num {
-			return k
-		}
+func (sc *shareScope) index(num int32, v int8) {
+	if num <= 0 || num >= maxScopeField || sc.byNum[num] != 0 {
+		panic("wire: a share scope's field number is out of range or used twice")
 	}
-	return -1
+	sc.byNum[num] = v
 }
 
-func (sc *shareScope) part(num int32) int {
-	for k, p := range sc.parts {
-		if p.field == num {
-			return k
-		}
+// lookup returns the child (k ≥ 0, child true) or part (k ≥ 0) of field
+// num, or k < 0 for neither.
+func (sc *shareScope) lookup(num int32) (k int, child bool) {
+	if num <= 0 || num >= maxScopeField {
+		return -1, false
 	}
-	return -1
+	switch v := sc.byNum[num]; {
+	case v > 0:
+		return int(v) - 1, false
+	case v < 0:
+		return int(-v) - 1, true
+	}
+	return -1, false
 }
 
 // finish caches the misses of the decoded pod p, whose bytes were b, and

@@ -22,8 +22,7 @@ const WireBytes = wtBytes
 // with offsets into the outer bytes, pass the outer bytes cut at the
 // message's end.
 func NextField(b []byte, i int) (Field, error) {
-	f, err := next(b, i)
-	return Field{Num: f.num, WireType: f.wt, Start: f.start, End: f.end, LenAt: f.tag, Val: f.val}, err
+	return next(b, i)
 }
 
 // Cutter removes spans from a message's bytes and rewrites the length

@@ -19,17 +19,17 @@ func ParseUnknown(b []byte) (apiVersion, kind, raw []byte, ok bool) {
 		if err != nil {
 			return nil, nil, nil, false
 		}
-		i = f.end
+		i = f.End
 		switch {
-		case f.num == 1 && f.wt == wtBytes && !seenMeta:
+		case f.Num == 1 && f.WireType == wtBytes && !seenMeta:
 			seenMeta = true
-			if apiVersion, kind, ok = parseTypeMeta(b[f.val:f.end]); !ok {
+			if apiVersion, kind, ok = parseTypeMeta(b[f.Val:f.End]); !ok {
 				return nil, nil, nil, false
 			}
-		case f.num == 2 && f.wt == wtBytes && !seenRaw:
+		case f.Num == 2 && f.WireType == wtBytes && !seenRaw:
 			seenRaw = true
-			raw = b[f.val:f.end]
-		case (f.num == 3 || f.num == 4) && f.wt == wtBytes:
+			raw = b[f.Val:f.End]
+		case (f.Num == 3 || f.Num == 4) && f.WireType == wtBytes:
 		default:
 			return nil, nil, nil, false
 		}
@@ -44,12 +44,12 @@ func parseTypeMeta(b []byte) (apiVersion, kind []byte, ok bool) {
 		if err != nil {
 			return nil, nil, false
 		}
-		i = f.end
+		i = f.End
 		switch {
-		case f.num == 1 && f.wt == wtBytes && !seenV:
-			seenV, apiVersion = true, b[f.val:f.end]
-		case f.num == 2 && f.wt == wtBytes && !seenK:
-			seenK, kind = true, b[f.val:f.end]
+		case f.Num == 1 && f.WireType == wtBytes && !seenV:
+			seenV, apiVersion = true, b[f.Val:f.End]
+		case f.Num == 2 && f.WireType == wtBytes && !seenK:
+			seenK, kind = true, b[f.Val:f.End]
 		default:
 			return nil, nil, false
 		}
@@ -68,19 +68,19 @@ func ParseWatchEvent(b []byte) (typ, object []byte, ok bool) {
 		if err != nil {
 			return nil, nil, false
 		}
-		i = f.end
+		i = f.End
 		switch {
-		case f.num == 1 && f.wt == wtBytes && !seenT:
-			seenT, typ = true, b[f.val:f.end]
-		case f.num == 2 && f.wt == wtBytes && !seenO:
+		case f.Num == 1 && f.WireType == wtBytes && !seenT:
+			seenT, typ = true, b[f.Val:f.End]
+		case f.Num == 2 && f.WireType == wtBytes && !seenO:
 			seenO = true
-			ext := b[f.val:f.end]
+			ext := b[f.Val:f.End]
 			for j := 0; j < len(ext); {
 				g, err := next(ext, j)
-				if err != nil || g.num != 1 || g.wt != wtBytes || object != nil {
+				if err != nil || g.Num != 1 || g.WireType != wtBytes || object != nil {
 					return nil, nil, false
 				}
-				object, j = ext[g.val:g.end], g.end
+				object, j = ext[g.Val:g.End], g.End
 			}
 		default:
 			return nil, nil, false
@@ -110,14 +110,14 @@ func DropManagedFields(b []byte) ([]byte, error) {
 		if err != nil {
 			return b, err
 		}
-		if f.num == fieldMetadata && f.wt == wtBytes {
-			_, drop, err := keptLen(b[f.val:f.end])
+		if f.Num == fieldMetadata && f.WireType == wtBytes {
+			_, drop, err := keptLen(b[f.Val:f.End])
 			if err != nil {
 				return b, err
 			}
 			found = found || drop
 		}
-		i = f.end
+		i = f.End
 	}
 	if !found {
 		return b, nil
@@ -127,20 +127,20 @@ func DropManagedFields(b []byte) ([]byte, error) {
 	w := 0
 	for i := 0; i < len(b); {
 		f, _ := next(b, i)
-		i = f.end
-		if f.num != fieldMetadata || f.wt != wtBytes {
-			w += copy(b[w:], b[f.start:f.end])
+		i = f.End
+		if f.Num != fieldMetadata || f.WireType != wtBytes {
+			w += copy(b[w:], b[f.Start:f.End])
 			continue
 		}
-		meta := b[f.val:f.end]
+		meta := b[f.Val:f.End]
 		kept, _, _ := keptLen(meta)
-		w += copy(b[w:], b[f.start:f.tag])
+		w += copy(b[w:], b[f.Start:f.LenAt])
 		w = len(appendVarint(b[:w], uint64(kept)))
 		for j := 0; j < len(meta); {
 			g, _ := next(meta, j)
-			j = g.end
-			if g.num != fieldManagedFields || g.wt != wtBytes {
-				w += copy(b[w:], meta[g.start:g.end])
+			j = g.End
+			if g.Num != fieldManagedFields || g.WireType != wtBytes {
+				w += copy(b[w:], meta[g.Start:g.End])
 			}
 		}
 	}
@@ -156,11 +156,11 @@ func keptLen(meta []byte) (int, bool, error) {
 		if err != nil {
 			return 0, false, err
 		}
-		j = g.end
-		if g.num == fieldManagedFields && g.wt == wtBytes {
+		j = g.End
+		if g.Num == fieldManagedFields && g.WireType == wtBytes {
 			drop = true
 		} else {
-			kept += g.end - g.start
+			kept += g.End - g.Start
 		}
 	}
 	return kept, drop, nil

@@ -60,35 +60,61 @@ func uvarint(b []byte, i int) (uint64, int, error) {
 	}
 }
 
-// field is one field of a message: its number and wire type, where its tag
-// starts, where its value starts and where the field ends. For wtBytes the
-// value is b[val:end].
-type field struct {
-	num             int32
-	wt              int
-	start, tag, val int // field start, end of its tag, start of its value
-	end             int
-}
-
 // next reads the field at b[i:]. Groups are skipped as a whole, as the
 // generated code's skip function does; an end-group tag outside a group is
 // an error.
-func next(b []byte, i int) (field, error) {
-	f := field{start: i}
+func next(b []byte, i int) (Field, error) {
+	// Most fields of an object have a tag of one or two bytes and are
+	// either length-delimited with a length of one or two bytes, or a
+	// varint of one byte: read those here, with the result nextSlow gives
+	// them.
+	if i+1 < len(b) {
+		t, j := int(b[i]), i+1 // the tag, and where it ends
+		if t >= 0x80 {
+			if b[j] >= 0x80 {
+				return nextSlow(b, i) // a tag of three bytes or more
+			}
+			t, j = t&0x7f|int(b[j])<<7, j+1
+		}
+		if t < 0x4000 && t >= 1<<3 && j < len(b) { // field number ≥ 1
+			switch t & 7 {
+			case wtBytes:
+				if n := int(b[j]); n < 0x80 {
+					if end := j + 1 + n; end <= len(b) {
+						return Field{Num: int32(t >> 3), WireType: wtBytes, Start: i, LenAt: j, Val: j + 1, End: end}, nil
+					}
+				} else if j+1 < len(b) && b[j+1] < 0x80 {
+					if end := j + 2 + (n & 0x7f) + int(b[j+1])<<7; end <= len(b) {
+						return Field{Num: int32(t >> 3), WireType: wtBytes, Start: i, LenAt: j, Val: j + 2, End: end}, nil
+					}
+				}
+			case wtVarint:
+				if b[j] < 0x80 {
+					return Field{Num: int32(t >> 3), WireType: wtVarint, Start: i, LenAt: j, Val: j, End: j + 1}, nil
+				}
+			}
+		}
+	}
+	return nextSlow(b, i)
+}
+
+// nextSlow is next for any field.
+func nextSlow(b []byte, i int) (Field, error) {
+	f := Field{Start: i}
 	tag, i, err := uvarint(b, i)
 	if err != nil {
 		return f, err
 	}
-	f.num, f.wt, f.tag = int32(tag>>3), int(tag&7), i
-	if f.wt == wtEnd {
+	f.Num, f.WireType, f.LenAt = int32(tag>>3), int(tag&7), i
+	if f.WireType == wtEnd {
 		return f, errEndGroup
 	}
-	if f.num <= 0 {
-		return f, fmt.Errorf("pbwire: illegal tag %d (wire type %d)", f.num, tag)
+	if f.Num <= 0 {
+		return f, fmt.Errorf("pbwire: illegal tag %d (wire type %d)", f.Num, tag)
 	}
-	if f.wt != wtBytes {
-		f.val = i
-		f.end, err = skipValue(b, i, f.wt)
+	if f.WireType != wtBytes {
+		f.Val = i
+		f.End, err = skipValue(b, i, f.WireType)
 		return f, err
 	}
 	n, i, err := uvarint(b, i)
@@ -98,8 +124,8 @@ func next(b []byte, i int) (field, error) {
 	if int(n) < 0 {
 		return f, errNegative
 	}
-	f.val = i
-	f.end, err = bound(b, i, int(n))
+	f.Val = i
+	f.End, err = bound(b, i, int(n))
 	return f, err
 }
 
