@@ -107,8 +107,9 @@ func WithName(name string) Option { return func(c *config) { c.name = name } }
 // WithCollectAfterSync makes the informer run one full garbage collection
 // (runtime.GC) after its initial list is in the cache and before HasSynced
 // reports true. Off by default: a library should not decide when a program
-// collects, and the collection delays HasSynced by its length (about 1 s
-// for 100k pods on two cores, bench/results/informer-latency.md).
+// collects, and HasSynced waits for a cycle already running to end and then
+// for a full one (5–9 s added to a 100k-pod sync on a busy two-core machine,
+// bench/results/informer-latency.md).
 //
 // What it buys: with GOGC's default the next collection starts when the
 // heap reaches twice what the last one found live. The last collection of

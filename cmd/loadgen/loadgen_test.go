@@ -598,15 +598,7 @@ func TestProfilesPerImplementation(t *testing.T) {
 			t.Errorf("%s run %d: profile dir %q, want %q", r.Impl, tr.Run, r.ProfileDir, want)
 			continue
 		}
-		f, err := os.Open(filepath.Join(want, "cpu.pprof"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := pprofile.Parse(f)
-		f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := readProfile(t, filepath.Join(want, "cpu.pprof"))
 		labelled := 0
 		for _, s := range p.Sample {
 			if impl := s.Label["impl"]; len(impl) > 0 {
@@ -984,16 +976,7 @@ func TestChurnAllocsProfiles(t *testing.T) {
 		r := tr.Results[0]
 		var space [2]int64
 		for i, name := range []string{"churn-start.pprof", "churn-end.pprof"} {
-			f, err := os.Open(filepath.Join(r.ProfileDir, name))
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, err := pprofile.Parse(f)
-			f.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, s := range p.Sample {
+			for _, s := range readProfile(t, filepath.Join(r.ProfileDir, name)).Sample {
 				space[i] += s.Value[1] // alloc_space
 			}
 		}
@@ -1005,4 +988,18 @@ func TestChurnAllocsProfiles(t *testing.T) {
 				r.ChurnAllocBytes, r.ChurnAllocObjects, r.ChurnStartLive, r.ChurnStartGoal, r.ChurnStartHeap)
 		}
 	}
+}
+
+func readProfile(t *testing.T, path string) *pprofile.Profile {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := pprofile.Parse(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
