@@ -476,6 +476,7 @@ func (tr *trial) collect(ctx context.Context, res *trialReport, deletes map[stri
 			r.CPUScope = cpuScopeShared
 			r.CPUSeconds, r.SyncCPUSeconds = 0, 0
 			r.SyncGCCPUSeconds, r.SyncSysCPUSeconds, r.SyncPageFaults = 0, 0, 0
+			r.ChurnAllocBytes, r.ChurnAllocObjects, r.ChurnStartLive, r.ChurnStartGoal, r.ChurnStartHeap = 0, 0, 0, 0, 0
 			if res.CPUByLabel != nil {
 				r.CPUScope = cpuScopeLabel
 				for k, v := range res.CPUByLabel {
