@@ -136,3 +136,52 @@ func TestRunWaitsForRemovedListenersHandler(t *testing.T) {
 		}
 	})
 }
+
+// TestCollectAfterSync checks WithCollectAfterSync: the collection runs once,
+// after every object of the initial list is in the cache and before
+// HasSynced reports true; without the option there is none.
+func TestCollectAfterSync(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		t.Run(fmt.Sprintf("option=%v", on), func(t *testing.T) {
+			c := newCluster(false)
+			for _, n := range names(50) {
+				if _, err := c.Create(configMap("ns", n, "1")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var opts []Option
+			if on {
+				opts = append(opts, WithCollectAfterSync())
+			}
+			inf := NewSharedIndexInformer(c.ListerWatcher(), &corev1.ConfigMap{}, 0, nil, append(opts, WithShards(3))...)
+			if (inf.cfg.collect != nil) != on {
+				t.Fatalf("collect set %v, want %v", inf.cfg.collect != nil, on)
+			}
+			var calls, cachedAtCall atomic.Int64
+			var syncedAtCall atomic.Bool
+			if on {
+				inf.cfg.collect = func() {
+					calls.Add(1)
+					cachedAtCall.Store(int64(len(inf.GetStore().ListKeys())))
+					syncedAtCall.Store(inf.HasSynced())
+				}
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			go inf.RunWithContext(ctx)
+			if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+				t.Fatal("never synced")
+			}
+			want := int64(0)
+			if on {
+				want = 1
+			}
+			if calls.Load() != want {
+				t.Fatalf("%d collections, want %d", calls.Load(), want)
+			}
+			if on && (cachedAtCall.Load() != 50 || syncedAtCall.Load()) {
+				t.Errorf("at the collection: %d keys cached (want 50), HasSynced %v (want false)", cachedAtCall.Load(), syncedAtCall.Load())
+			}
+		})
+	}
+}

@@ -161,7 +161,10 @@ func serveClient(ctx context.Context, sp spec, reg prometheus.Registerer, cmds <
 		}
 		c.startReaders(ctx, sp.Readers, nss, sp.Seed)
 	}
-	gcChurn := gcCycles()
+	if err := churnAllocsSnapshot(sp, "churn-start"); err != nil {
+		return err
+	}
+	gcChurn, heapChurn := gcCycles(), readHeap()
 	end, err := wait(cmdChurnEnd)
 	if err != nil {
 		return err
@@ -201,7 +204,10 @@ func serveClient(ctx context.Context, sp spec, reg prometheus.Registerer, cmds <
 		}
 	}
 	gc1, pause1 := gcStats()
-	gcChurn = gcCycles() - gcChurn
+	gcChurn, heapEnd := gcCycles()-gcChurn, readHeap()
+	if err := churnAllocsSnapshot(sp, "churn-end"); err != nil {
+		return err
+	}
 	smp.stop()
 	emit(message{Type: msgCaughtUp, Check: &chk})
 
@@ -214,6 +220,8 @@ func serveClient(ctx context.Context, sp spec, reg prometheus.Registerer, cmds <
 	res.SyncGCCPUSeconds, res.SyncSysCPUSeconds, res.SyncPageFaults = splitReady.gc.Seconds(), splitReady.sys.Seconds(), splitReady.faults
 	res.PeakHeapBytes, res.PeakRSSBytes = pk.get()
 	res.GCCount, res.GCPauseSeconds, res.ChurnGCCycles = gc1-gc0, (pause1 - pause0).Seconds(), gcChurn
+	res.ChurnAllocBytes, res.ChurnAllocObjects = heapEnd.allocBytes-heapChurn.allocBytes, heapEnd.allocObjects-heapChurn.allocObjects
+	res.ChurnStartLive, res.ChurnStartGoal, res.ChurnStartHeap = heapChurn.live, heapChurn.goal, heapChurn.heap
 	res.ProfileDir = sp.ProfileDir
 	running = false
 	c.measureRetained(&res)

@@ -598,15 +598,7 @@ func TestProfilesPerImplementation(t *testing.T) {
 			t.Errorf("%s run %d: profile dir %q, want %q", r.Impl, tr.Run, r.ProfileDir, want)
 			continue
 		}
-		f, err := os.Open(filepath.Join(want, "cpu.pprof"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := pprofile.Parse(f)
-		f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := readProfile(t, filepath.Join(want, "cpu.pprof"))
 		labelled := 0
 		for _, s := range p.Sample {
 			if impl := s.Label["impl"]; len(impl) > 0 {
@@ -967,4 +959,47 @@ func TestHandlerSkipsMarkForDeletion(t *testing.T) {
 	if got := h.lat.n.Load(); got != 3 {
 		t.Errorf("timed %d events after the join, want 3", got)
 	}
+}
+
+// TestChurnAllocsProfiles checks --profile allocs on an informer run: each
+// implementation's process writes allocation profiles at the churn's start
+// and end, both sampled (pkg/profile alone leaves the rate at 0), the end
+// one holding more allocation than the start, and the report carries the
+// churn's allocation and the GC goal at its start.
+func TestChurnAllocsProfiles(t *testing.T) {
+	dir := t.TempDir()
+	c := mustParse(t, "--scenario", "informer", "--runs", "1", "--pods", "1500", "--namespaces", "6",
+		"--churn-rate", "0", "--churn-events", "600", "--churn-duration", "0", "--profile", "allocs",
+		"--out-dir", dir, "--progress", "0")
+	rep, _ := runLoadgen(t, c)
+	for _, tr := range rep.Trials {
+		r := tr.Results[0]
+		var space [2]int64
+		for i, name := range []string{"churn-start.pprof", "churn-end.pprof"} {
+			for _, s := range readProfile(t, filepath.Join(r.ProfileDir, name)).Sample {
+				space[i] += s.Value[1] // alloc_space
+			}
+		}
+		if space[0] == 0 || space[1] <= space[0] {
+			t.Errorf("%s: alloc_space %d at the churn's start, %d at its end", r.Impl, space[0], space[1])
+		}
+		if r.ChurnAllocBytes == 0 || r.ChurnAllocObjects == 0 || r.ChurnStartGoal == 0 || r.ChurnStartLive == 0 || r.ChurnStartHeap == 0 {
+			t.Errorf("%s: churn heap figures %d B %d objects, live %d goal %d heap %d", r.Impl,
+				r.ChurnAllocBytes, r.ChurnAllocObjects, r.ChurnStartLive, r.ChurnStartGoal, r.ChurnStartHeap)
+		}
+	}
+}
+
+func readProfile(t *testing.T, path string) *pprofile.Profile {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := pprofile.Parse(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

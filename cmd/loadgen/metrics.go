@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"time"
@@ -179,6 +181,29 @@ func serveMetrics(addr string, live *liveState, logw io.Writer) (reg *prometheus
 	return reg, url, stop, nil
 }
 
+// churnAllocsSnapshot writes the allocs profile as <name>.pprof into the
+// profile directory under --profile allocs (else it does nothing), so that
+// pprof -diff_base churn-start.pprof churn-end.pprof gives the churn's
+// allocation sites alone. The runtime publishes allocation counts at the
+// end of a GC cycle, so it first runs one: that moves the process's GC
+// cycles, so a run profiled this way is for attributing allocations, not
+// for its latency or GC figures.
+func churnAllocsSnapshot(sp spec, name string) error {
+	if strings.ToLower(sp.Profile) != "allocs" {
+		return nil
+	}
+	runtime.GC()
+	f, err := os.Create(filepath.Join(sp.ProfileDir, name+".pprof"))
+	if err != nil {
+		return fmt.Errorf("--profile allocs: %w", err)
+	}
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		f.Close()
+		return fmt.Errorf("--profile allocs: %w", err)
+	}
+	return f.Close()
+}
+
 // startProfile starts github.com/pkg/profile in mode, writing into dir,
 // which must not exist yet: a profile never overwrites another.
 func startProfile(mode, dir string) (func(), error) {
@@ -192,10 +217,12 @@ func startProfile(mode, dir string) (func(), error) {
 	switch strings.ToLower(mode) {
 	case "cpu":
 		opts = append(opts, profile.CPUProfile)
+	// pkg/profile's MemProfileHeap and MemProfileAllocs leave the sampling
+	// rate at 0 (no samples) unless a rate is set as well.
 	case "heap":
-		opts = append(opts, profile.MemProfileHeap)
+		opts = append(opts, profile.MemProfileRate(profile.DefaultMemProfileRate), profile.MemProfileHeap)
 	case "allocs":
-		opts = append(opts, profile.MemProfileAllocs)
+		opts = append(opts, profile.MemProfileRate(profile.DefaultMemProfileRate), profile.MemProfileAllocs)
 	case "mutex":
 		opts = append(opts, profile.MutexProfile)
 	case "block":

@@ -77,6 +77,31 @@ func heapObjects() uint64 { return runtimeMetric("/memory/classes/heap/objects:b
 // the world (runtime.ReadMemStats would).
 func gcCycles() uint64 { return runtimeMetric("/gc/cycles/total:gc-cycles") }
 
+// heapReading is the runtime's allocation counters and GC goal at one
+// instant, read without stopping the world; the difference of two readings
+// is what a phase allocated.
+type heapReading struct {
+	allocBytes, allocObjects uint64 // cumulative since the process started
+	live, goal               uint64 // heap marked live by the last cycle, and the next cycle's goal
+	heap                     uint64 // live and not-yet-swept heap objects now
+}
+
+func readHeap() heapReading {
+	s := []metrics.Sample{
+		{Name: "/gc/heap/allocs:bytes"}, {Name: "/gc/heap/allocs:objects"},
+		{Name: "/gc/heap/live:bytes"}, {Name: "/gc/heap/goal:bytes"},
+		{Name: "/memory/classes/heap/objects:bytes"},
+	}
+	metrics.Read(s)
+	v := func(i int) uint64 {
+		if s[i].Value.Kind() != metrics.KindUint64 {
+			return 0
+		}
+		return s[i].Value.Uint64()
+	}
+	return heapReading{allocBytes: v(0), allocObjects: v(1), live: v(2), goal: v(3), heap: v(4)}
+}
+
 // runtimeMetric reads a uint64 metric of runtime/metrics (0 if unknown).
 func runtimeMetric(name string) uint64 {
 	s := []metrics.Sample{{Name: name}}

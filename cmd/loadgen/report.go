@@ -264,6 +264,9 @@ func newReport(c config, md metadata) *report {
 			info.Options["shards"] = shards
 			info.Options["ring_size"] = fmt.Sprint(c.ringSize)
 			info.Options["full_ring_policy"] = c.policy.String()
+			if c.collectAfterSync {
+				info.Options["collect_after_sync"] = "true"
+			}
 			if !c.controller() {
 				info.Options["handler_workers"] = fmt.Sprint(c.handlerWorkers)
 			}
@@ -388,6 +391,13 @@ var figureDefs = []figureDef{
 	{"heap_bytes_per_object", "retained heap per cached object", "bytes", "lower", false, "", always(func(r *implResult) float64 { return r.HeapBytesPerObject })},
 	{"peak_rss_bytes", "peak RSS of its process", "bytes", "lower", false, "", func(r *implResult) (float64, bool) { return float64(r.PeakRSSBytes), r.CPUScope == cpuScopeProcess }},
 	{"churn_gc_cycles", "GC cycles during churn and catch-up", "count", "lower", false, "", func(r *implResult) (float64, bool) { return float64(r.ChurnGCCycles), r.CPUScope == cpuScopeProcess }},
+	{"churn_alloc_bytes", "heap allocated during churn and catch-up", "bytes", "lower", false, "", func(r *implResult) (float64, bool) { return float64(r.ChurnAllocBytes), r.CPUScope == cpuScopeProcess }},
+	{"churn_alloc_objects", "heap objects allocated during churn and catch-up", "count", "lower", false, "", func(r *implResult) (float64, bool) {
+		return float64(r.ChurnAllocObjects), r.CPUScope == cpuScopeProcess
+	}},
+	{"churn_gc_headroom_bytes", "GC goal minus heap at the churn's start", "bytes", "higher", false, "", func(r *implResult) (float64, bool) {
+		return float64(r.ChurnStartGoal) - float64(r.ChurnStartHeap), r.CPUScope == cpuScopeProcess && r.ChurnStartGoal > 0
+	}},
 	{"gc_pause_seconds", "GC pause total of its process", "s", "lower", false, "", func(r *implResult) (float64, bool) { return r.GCPauseSeconds, r.CPUScope == cpuScopeProcess }},
 }
 

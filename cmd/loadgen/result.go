@@ -78,6 +78,16 @@ type implResult struct {
 	// cycle's marking takes CPU from delivery, so runs with one and runs
 	// without differ in latency.
 	ChurnGCCycles uint64 `json:"churn_gc_cycles"`
+	// Heap allocated between the churn's start and the catch-up (bytes and
+	// objects, from runtime/metrics), and at the churn's start the heap
+	// the last cycle marked live, the next cycle's goal and the heap then:
+	// goal minus heap is how much the churn may allocate before a cycle
+	// starts (own process only, else 0).
+	ChurnAllocBytes   uint64 `json:"churn_alloc_bytes,omitempty"`
+	ChurnAllocObjects uint64 `json:"churn_alloc_objects,omitempty"`
+	ChurnStartLive    uint64 `json:"churn_start_live_bytes,omitempty"`
+	ChurnStartGoal    uint64 `json:"churn_start_goal_bytes,omitempty"`
+	ChurnStartHeap    uint64 `json:"churn_start_heap_bytes,omitempty"`
 	// Retained heap: live heap before minus after stopping and dropping the
 	// informer (and queue); loadgen's own per-key bookkeeping is released
 	// first and reported apart.

@@ -379,7 +379,7 @@ func (tr *trial) start(ctx context.Context, t target) error {
 	tr.msgs = make(chan sideMsg, 1024)
 	base := spec{Scenario: scenarioInformer, Pods: tr.pods, Namespaces: c.namespaces, Endpoint: t.endpoint(),
 		Handlers: c.handlers, HandlerWorkers: c.handlerWorkers, HandlerIters: tr.iters(c.handlerWork), Readers: c.readers,
-		Workers: c.workers, ReconcileIters: tr.iters(c.reconcileWork), Shards: c.shards, RingSize: c.ringSize,
+		Workers: c.workers, ReconcileIters: tr.iters(c.reconcileWork), Shards: c.shards, RingSize: c.ringSize, CollectAfterSync: c.collectAfterSync,
 		Policy: c.policy.String(), ContentType: c.contentType, WatchList: c.watchList, Seed: c.seed, Quiesce: c.quiesce,
 		Profile: c.profile, MetricsAddr: c.metricsAddr, Process: !c.sideBySide, WireWorkers: c.wireWorkers}
 	if c.controller() {
@@ -476,6 +476,7 @@ func (tr *trial) collect(ctx context.Context, res *trialReport, deletes map[stri
 			r.CPUScope = cpuScopeShared
 			r.CPUSeconds, r.SyncCPUSeconds = 0, 0
 			r.SyncGCCPUSeconds, r.SyncSysCPUSeconds, r.SyncPageFaults = 0, 0, 0
+			r.ChurnAllocBytes, r.ChurnAllocObjects, r.ChurnStartLive, r.ChurnStartGoal, r.ChurnStartHeap = 0, 0, 0, 0, 0
 			if res.CPUByLabel != nil {
 				r.CPUScope = cpuScopeLabel
 				for k, v := range res.CPUByLabel {
