@@ -130,13 +130,12 @@
 // partition's new version record, the index functions' value slices), where
 // client-go's informer allocates about 430 bytes in 11 objects:
 // notifications travel by value in the rings and the queues reuse their
-// buffers. The library does not collect by itself. WithCollectAfterSync
-// (off by default) runs one collection between the initial list and
-// HasSynced, so the first collection after the sync comes only once the
-// program has allocated about as much as the cache holds; without it, the
-// last collection of a growing initial list may have run while the cache
-// held half of it, and the next falls into the first events
-// (bench/results/informer-latency.md).
+// buffers. The library does not collect by itself. The last collection of a
+// growing initial list may run while the cache holds half of it, so right
+// after the sync the heap can be close to the next goal and the first
+// collection falls into the first events; a collection forced before
+// HasSynced avoids that but delayed a 100k-pod sync by 5–9 s, so it was
+// measured and not kept (bench/results/informer-latency.md).
 //
 // # Bad input
 //

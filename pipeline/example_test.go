@@ -61,20 +61,3 @@ func ExampleFullRingPolicies() {
 	// grow
 	// pipeline: unknown full-ring policy "drop" (want buffer, coalesce, block, grow)
 }
-
-// An informer whose first events after the sync should not meet a garbage
-// collection (a controller that starts reconciling everything at once)
-// collects once between its initial list and HasSynced.
-func ExampleWithCollectAfterSync() {
-	api := fakeapi.New(fakeapi.Config{NewList: func() runtime.Object { return &corev1.PodList{} }})
-	api.Create(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-0"}})
-
-	inf := pipeline.NewSharedIndexInformer(api.ListerWatcher(), &corev1.Pod{}, 0, nil,
-		pipeline.WithCollectAfterSync())
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go inf.RunWithContext(ctx)
-	cache.WaitForCacheSync(ctx.Done(), inf.HasSynced)
-	fmt.Println(len(inf.GetStore().ListKeys()), "pod cached, the collection done")
-	// Output: 1 pod cached, the collection done
-}

@@ -368,8 +368,7 @@ func (inf *Informer) runReflector(ctx context.Context, r *cache.Reflector) {
 	})
 }
 
-// watchSynced closes inf.synced once every shard has applied its initial list
-// (after the collection of WithCollectAfterSync).
+// watchSynced closes inf.synced once every shard has applied its initial list.
 func (inf *Informer) watchSynced(ctx context.Context) {
 	for _, s := range inf.shards {
 		select {
@@ -377,9 +376,6 @@ func (inf *Informer) watchSynced(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		}
-	}
-	if inf.cfg.collect != nil {
-		inf.cfg.collect()
 	}
 	close(inf.synced)
 	inf.mu.Lock()

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"runtime"
 
 	"github.com/shardinformer/shardinformer/shards"
 )
@@ -21,7 +20,6 @@ type config struct {
 	observer      Observer
 	crashOnPanic  bool
 	name          string
-	collect       func() // run before HasSynced turns true (WithCollectAfterSync); nil: none
 }
 
 func defaultConfig() config {
@@ -103,23 +101,3 @@ func WithCrashOnPanic() Option { return func(c *config) { c.crashOnPanic = true 
 // WithName names the informer in logs and in the reflector (default: the
 // example object's type).
 func WithName(name string) Option { return func(c *config) { c.name = name } }
-
-// WithCollectAfterSync makes the informer run one full garbage collection
-// (runtime.GC) after its initial list is in the cache and before HasSynced
-// reports true. Off by default: a library should not decide when a program
-// collects, and HasSynced waits for a cycle already running to end and then
-// for a full one (5–9 s added to a 100k-pod sync on a busy two-core machine,
-// bench/results/informer-latency.md).
-//
-// What it buys: with GOGC's default the next collection starts when the
-// heap reaches twice what the last one found live. The last collection of
-// a growing initial list runs while the cache holds only part of the
-// objects, so right after the sync the heap can be close to that goal, and
-// the first collection after it falls into the first events (loadgen at
-// 100k pods: marked live 0.91 GiB, goal 1.83 GiB, heap 1.76 GiB at ready).
-// A collection at the end of the sync marks the whole cache live, so the
-// next one waits until the program has allocated about as much again. Use
-// it where the first seconds after the sync must be quiet (a controller
-// that starts reconciling everything at once); several informers each
-// collect once.
-func WithCollectAfterSync() Option { return func(c *config) { c.collect = runtime.GC } }

@@ -58,10 +58,9 @@ type config struct {
 	replicaCounts []int  // replica counts to run, each a set of processes
 	shardSelector string // "on", "off" or "both": the simulator's ShardedListAndWatch
 	// shardinformer
-	shards           int // 0 = pipeline default (GOMAXPROCS)
-	ringSize         int
-	collectAfterSync bool // shardinformer only: pipeline.WithCollectAfterSync
-	policy           pipeline.FullRingPolicy
+	shards   int // 0 = pipeline default (GOMAXPROCS)
+	ringSize int
+	policy   pipeline.FullRingPolicy
 	// the wire decoder
 	diet        bool // the default of every wire variant without +diet or +no-diet
 	wireWorkers int  // 0 = wire's default (GOMAXPROCS)
@@ -212,7 +211,6 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.readers, "readers", 0, "informer scenario: goroutines per implementation reading the cache during churn (ByIndex(namespace) then GetByKey)")
 	fs.IntVar(&c.shards, "shards", 0, "shardinformer only: shard count; 0 = GOMAXPROCS")
 	fs.IntVar(&c.ringSize, "ring-size", 4096, "shardinformer only: ring capacity per (shard, listener worker)")
-	fs.BoolVar(&c.collectAfterSync, "collect-after-sync", false, "shardinformer only: pipeline.WithCollectAfterSync, one garbage collection between the initial list and HasSynced (off: the library's default)")
 	fs.StringVar(&policy, "policy", pipeline.Buffer.String(), "shardinformer only: full-ring policy: "+policyNames())
 	fs.BoolVar(&c.diet, "diet", defaultDiet, "the wire decoder's memory diet (wire.WithDiet: drop managedFields, intern repeated strings, compact slices) for every implementation on the wire without +diet or +no-diet")
 	fs.IntVar(&c.wireWorkers, "wire-workers", 0, "decoder goroutines per list or watch of the wire decoder; 0 = GOMAXPROCS")

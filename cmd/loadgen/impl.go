@@ -120,32 +120,31 @@ func (e endpoint) narrow(o *metav1.ListOptions) {
 // spec is everything one implementation under test needs: the parent sends
 // it to a child process as JSON, or hands it to an in-process client.
 type spec struct {
-	Scenario         string        `json:"scenario"` // informer or controller
-	Impl             string        `json:"impl"`     // the implementation's name (see variant)
-	Core             string        `json:"core"`     // implOurs or implClientGo
-	Decoder          string        `json:"decoder"`  // decoderWire or decoderClientGo
-	Diet             bool          `json:"diet"`     // wire only
-	WireWorkers      int           `json:"wire_workers"`
-	Pods             int           `json:"pods"`
-	Namespaces       int           `json:"namespaces"`
-	Endpoint         endpoint      `json:"endpoint"`
-	Handlers         int           `json:"handlers"`
-	HandlerWorkers   int           `json:"handler_workers"`
-	HandlerIters     int64         `json:"handler_iters"`
-	Readers          int           `json:"readers"`
-	Workers          int           `json:"workers"`
-	ReconcileIters   int64         `json:"reconcile_iters"`
-	Shards           int           `json:"shards"`
-	RingSize         int           `json:"ring_size"`
-	CollectAfterSync bool          `json:"collect_after_sync,omitempty"`
-	Policy           string        `json:"policy"`
-	ContentType      string        `json:"content_type"`
-	WatchList        string        `json:"watchlist"`
-	Seed             int64         `json:"seed"`
-	Quiesce          time.Duration `json:"quiesce"`
-	Profile          string        `json:"profile,omitempty"`
-	ProfileDir       string        `json:"profile_dir,omitempty"`
-	MetricsAddr      string        `json:"metrics_addr,omitempty"`
+	Scenario       string        `json:"scenario"` // informer or controller
+	Impl           string        `json:"impl"`     // the implementation's name (see variant)
+	Core           string        `json:"core"`     // implOurs or implClientGo
+	Decoder        string        `json:"decoder"`  // decoderWire or decoderClientGo
+	Diet           bool          `json:"diet"`     // wire only
+	WireWorkers    int           `json:"wire_workers"`
+	Pods           int           `json:"pods"`
+	Namespaces     int           `json:"namespaces"`
+	Endpoint       endpoint      `json:"endpoint"`
+	Handlers       int           `json:"handlers"`
+	HandlerWorkers int           `json:"handler_workers"`
+	HandlerIters   int64         `json:"handler_iters"`
+	Readers        int           `json:"readers"`
+	Workers        int           `json:"workers"`
+	ReconcileIters int64         `json:"reconcile_iters"`
+	Shards         int           `json:"shards"`
+	RingSize       int           `json:"ring_size"`
+	Policy         string        `json:"policy"`
+	ContentType    string        `json:"content_type"`
+	WatchList      string        `json:"watchlist"`
+	Seed           int64         `json:"seed"`
+	Quiesce        time.Duration `json:"quiesce"`
+	Profile        string        `json:"profile,omitempty"`
+	ProfileDir     string        `json:"profile_dir,omitempty"`
+	MetricsAddr    string        `json:"metrics_addr,omitempty"`
 	// Process: this implementation is alone in its process, so process-wide
 	// CPU, heap, RSS and GC are its own.
 	Process bool `json:"process"`
@@ -284,9 +283,6 @@ func newClient(sp spec, reg prometheus.Registerer) (_ *client, err error) {
 		}
 		if sp.Shards > 0 {
 			opts = append(opts, pipeline.WithShards(sp.Shards))
-		}
-		if sp.CollectAfterSync {
-			opts = append(opts, pipeline.WithCollectAfterSync())
 		}
 		c.ours, err = pipeline.New(lw, &corev1.Pod{}, 0, indexers, opts...)
 		if err != nil {

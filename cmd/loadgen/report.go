@@ -264,9 +264,6 @@ func newReport(c config, md metadata) *report {
 			info.Options["shards"] = shards
 			info.Options["ring_size"] = fmt.Sprint(c.ringSize)
 			info.Options["full_ring_policy"] = c.policy.String()
-			if c.collectAfterSync {
-				info.Options["collect_after_sync"] = "true"
-			}
 			if !c.controller() {
 				info.Options["handler_workers"] = fmt.Sprint(c.handlerWorkers)
 			}

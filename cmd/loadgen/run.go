@@ -379,7 +379,7 @@ func (tr *trial) start(ctx context.Context, t target) error {
 	tr.msgs = make(chan sideMsg, 1024)
 	base := spec{Scenario: scenarioInformer, Pods: tr.pods, Namespaces: c.namespaces, Endpoint: t.endpoint(),
 		Handlers: c.handlers, HandlerWorkers: c.handlerWorkers, HandlerIters: tr.iters(c.handlerWork), Readers: c.readers,
-		Workers: c.workers, ReconcileIters: tr.iters(c.reconcileWork), Shards: c.shards, RingSize: c.ringSize, CollectAfterSync: c.collectAfterSync,
+		Workers: c.workers, ReconcileIters: tr.iters(c.reconcileWork), Shards: c.shards, RingSize: c.ringSize,
 		Policy: c.policy.String(), ContentType: c.contentType, WatchList: c.watchList, Seed: c.seed, Quiesce: c.quiesce,
 		Profile: c.profile, MetricsAddr: c.metricsAddr, Process: !c.sideBySide, WireWorkers: c.wireWorkers}
 	if c.controller() {
