@@ -65,11 +65,11 @@ func (d diet) on() bool {
 func (d diet) apply(obj runtime.Object) runtime.Object {
 	if pod, ok := obj.(*corev1.Pod); ok {
 		if !d.intern && !d.sharing() {
-			d.dietPod(nil, pod)
+			d.dietPod(nil, pod, false)
 			return obj
 		}
 		t := d.interners.get()
-		d.dietPod(t, pod)
+		d.dietPod(t, pod, false)
 		// Sharing comes last: a value is offered to other pods only once
 		// this pod is done changing it.
 		if d.sharing() {
@@ -96,14 +96,24 @@ func (d diet) apply(obj runtime.Object) runtime.Object {
 func (d diet) sharing() bool { return d.share || d.shareMaps }
 
 // dietPod compacts and interns a pod as asked to (t may be nil without
-// interning).
-func (d diet) dietPod(t *interner, pod *corev1.Pod) {
+// interning); mapsDone: its label and annotation maps were interned as
+// they were decoded (metaStrings).
+func (d diet) dietPod(t *interner, pod *corev1.Pod, mapsDone bool) {
 	if d.compact {
 		compactPod(pod)
 	}
 	if d.intern {
-		internPod(t, pod, d.classes)
+		internPod(t, pod, d.classes, mapsDone)
 	}
+}
+
+// metaStrings is how unmarshalPod makes the label and annotation strings
+// of a pod that t interns: interned while decoded if the diet interns them.
+func (d diet) metaStrings(t *interner) metaStrings {
+	if !d.intern || d.classes&internMeta == 0 {
+		return metaStrings{}
+	}
+	return metaStrings{t: t, annotationValues: d.classes&internAnnotationValues != 0}
 }
 
 // protoPod unmarshals a pod's protobuf message b with the diet, sharing
@@ -115,7 +125,8 @@ func (d diet) protoPod(b []byte) (runtime.Object, error) {
 	pl := &t.plan
 	in, planned := pl.plan(t, b, d.shareMaps)
 	pod := &corev1.Pod{}
-	if err := unmarshalPod(pod, in); err != nil {
+	ms := d.metaStrings(t)
+	if err := unmarshalPod(pod, in, ms); err != nil {
 		pl.reset()
 		// A hit's bytes decoded before, so the error is in the rest (or
 		// the shape is one unmarshalPod leaves to the plain decode); the
@@ -124,9 +135,9 @@ func (d diet) protoPod(b []byte) (runtime.Object, error) {
 		if err := pod.Unmarshal(b); err != nil {
 			return nil, err
 		}
-		planned = false
+		planned, ms = false, metaStrings{}
 	}
-	d.dietPod(t, pod)
+	d.dietPod(t, pod, ms.t != nil)
 	if planned {
 		pl.finish(t, pod, b)
 	} else {
@@ -170,9 +181,9 @@ func inMap[K ~string](t *interner, m map[K]string, values bool) {
 	}
 }
 
-func internPod(t *interner, p *corev1.Pod, c internClass) {
+func internPod(t *interner, p *corev1.Pod, c internClass, mapsDone bool) {
 	if c&(internMeta|internAnnotationValues) != 0 {
-		internObjectMeta(t, &p.ObjectMeta, c)
+		internObjectMeta(t, &p.ObjectMeta, c, mapsDone)
 	}
 	s := &p.Spec
 	if c&internSpec != 0 {
@@ -272,11 +283,12 @@ func internPod(t *interner, p *corev1.Pod, c internClass) {
 	}
 }
 
-func internObjectMeta(t *interner, m *metav1.ObjectMeta, c internClass) {
+// internObjectMeta interns m's strings of the classes c; its label and
+// annotation maps only if not mapsDone.
+func internObjectMeta(t *interner, m *metav1.ObjectMeta, c internClass, mapsDone bool) {
 	if c&internMeta != 0 {
 		in(t, &m.Namespace)
 		in(t, &m.GenerateName)
-		inMap(t, m.Labels, true)
 		inSlice(t, m.Finalizers)
 		for i := range m.OwnerReferences {
 			o := &m.OwnerReferences[i]
@@ -286,9 +298,13 @@ func internObjectMeta(t *interner, m *metav1.ObjectMeta, c internClass) {
 			in(t, &o.UID)
 		}
 	}
-	if c&(internMeta|internAnnotationValues) == internMeta|internAnnotationValues {
+	switch {
+	case mapsDone:
+	case c&(internMeta|internAnnotationValues) == internMeta|internAnnotationValues:
+		inMap(t, m.Labels, true)
 		inMap(t, m.Annotations, true)
-	} else if c&internMeta != 0 {
+	case c&internMeta != 0:
+		inMap(t, m.Labels, true)
 		inMap(t, m.Annotations, false)
 	}
 }
@@ -479,7 +495,7 @@ func internReflect(t *interner, v reflect.Value) {
 	case reflect.Struct:
 		if v.Type() == objectMetaType {
 			if v.CanAddr() {
-				internObjectMeta(t, v.Addr().Interface().(*metav1.ObjectMeta), internMeta)
+				internObjectMeta(t, v.Addr().Interface().(*metav1.ObjectMeta), internMeta, false)
 			}
 			return
 		}

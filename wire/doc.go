@@ -150,7 +150,10 @@
 // and a compare, with no lock, atomic or shared cache line; the
 // ListerWatcher keeps one interner per worker across its lists and
 // watches. Two workers may each hold a copy of a string: one copy per
-// worker, not per object.
+// worker, not per object. A protobuf pod's labels and annotations are
+// interned as they are decoded, straight from the bytes (presize.go,
+// metaStrings): a string already cached is not allocated at all, and the
+// maps need no second pass.
 //
 // WithCompaction moves a pod's slices into arrays of their exact length:
 // the generated unmarshalers append repeated fields one by one and leave up

@@ -35,7 +35,7 @@ var errPodShape = errors.New("wire: pod message not in the shape unmarshalPod de
 // slices; if that fails it decodes b again with the generated unmarshaler,
 // whose result and error are client-go's.
 func decodePod(p *corev1.Pod, b []byte) error {
-	if unmarshalPod(p, b) == nil {
+	if unmarshalPod(p, b, metaStrings{}) == nil {
 		return nil
 	}
 	*p = corev1.Pod{}
@@ -43,9 +43,10 @@ func decodePod(p *corev1.Pod, b []byte) error {
 }
 
 // unmarshalPod decodes the pod message b into p, a new Pod, as
-// p.Unmarshal(b) does. On an error p is partly decoded: decode b into a
-// new Pod with p.Unmarshal for the error client-go reports.
-func unmarshalPod(p *corev1.Pod, b []byte) error {
+// p.Unmarshal(b) does, making the strings of its label and annotation maps
+// as ms says. On an error p is partly decoded: decode b into a new Pod
+// with p.Unmarshal for the error client-go reports.
+func unmarshalPod(p *corev1.Pod, b []byte, ms metaStrings) error {
 	var seen [4]bool
 	for i := 0; i < len(b); {
 		f, err := pbwire.NextField(b, i)
@@ -60,7 +61,7 @@ func unmarshalPod(p *corev1.Pod, b []byte) error {
 		v := b[f.Val:f.End]
 		switch f.Num {
 		case 1:
-			err = unmarshalMeta(&p.ObjectMeta, v)
+			err = unmarshalMeta(&p.ObjectMeta, v, ms)
 		case 2:
 			err = unmarshalSpec(&p.Spec, v)
 		case 3:
@@ -108,7 +109,17 @@ func sizedMap[K comparable, V any](m *map[K]V, n int32) {
 	}
 }
 
-func unmarshalMeta(m *metav1.ObjectMeta, b []byte) error {
+// metaStrings says how unmarshalMeta makes the strings of the label and
+// annotation maps: interned straight from the bytes by t (label keys and
+// values, annotation keys, and annotation values with annotationValues) —
+// a string already cached costs no allocation, and the maps need no second
+// pass — or, with t nil, allocated as the generated unmarshaler does.
+type metaStrings struct {
+	t                *interner
+	annotationValues bool
+}
+
+func unmarshalMeta(m *metav1.ObjectMeta, b []byte, ms metaStrings) error {
 	n, err := count(b)
 	if err != nil {
 		return err
@@ -118,7 +129,66 @@ func unmarshalMeta(m *metav1.ObjectMeta, b []byte) error {
 	sized(&m.OwnerReferences, n[13])
 	sized(&m.Finalizers, n[14])
 	sized(&m.ManagedFields, n[17])
-	return m.Unmarshal(b)
+	if ms.t == nil {
+		return m.Unmarshal(b)
+	}
+	// The map entries (fields 11 and 12) are decoded here, the runs of
+	// other fields between them by the generated unmarshaler.
+	run := 0
+	for i := 0; i < len(b); {
+		f, _ := pbwire.NextField(b, i) // count read every field
+		i = f.End
+		if f.WireType != pbwire.WireBytes || (f.Num != 11 && f.Num != 12) {
+			continue
+		}
+		if run < f.Start {
+			if err := m.Unmarshal(b[run:f.Start]); err != nil {
+				return err
+			}
+		}
+		run = f.End
+		if f.Num == 11 {
+			err = ms.entry(m.Labels, b[f.Val:f.End], true)
+		} else {
+			err = ms.entry(m.Annotations, b[f.Val:f.End], ms.annotationValues)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return m.Unmarshal(b[run:])
+}
+
+// entry decodes a map entry message b (key: field 1, value: field 2, both
+// optional, a later occurrence replacing an earlier one, other fields
+// skipped, as the generated unmarshalers read it) into m, interning the
+// key, and the value if values. A key or value of another wire type than
+// bytes is a shape left to the generated unmarshaler (errPodShape).
+func (ms metaStrings) entry(m map[string]string, b []byte, values bool) error {
+	var k, v string
+	for i := 0; i < len(b); {
+		f, err := pbwire.NextField(b, i)
+		if err != nil {
+			return err
+		}
+		i = f.End
+		if f.Num != 1 && f.Num != 2 {
+			continue
+		}
+		if f.WireType != pbwire.WireBytes {
+			return errPodShape
+		}
+		switch val := b[f.Val:f.End]; {
+		case f.Num == 1:
+			k = ms.t.canonicalBytes(val)
+		case values:
+			v = ms.t.canonicalBytes(val)
+		default:
+			v = string(val)
+		}
+	}
+	m[k] = v
+	return nil
 }
 
 func unmarshalStatus(s *corev1.PodStatus, b []byte) error {

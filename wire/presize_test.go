@@ -32,7 +32,7 @@ func TestUnmarshalPodExactSizes(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got corev1.Pod
-	if err := unmarshalPod(&got, raw); err != nil {
+	if err := unmarshalPod(&got, raw, metaStrings{}); err != nil {
 		t.Fatal(err)
 	}
 	if !apiequality.Semantic.DeepEqual(&want, &got) {
@@ -72,8 +72,10 @@ func TestUnmarshalPodExactSizes(t *testing.T) {
 // init containers), repeated top-level messages and truncated bytes decode
 // through protoPod as the plain unmarshal does: both fail alike or give
 // equal pods, and so does decodePod (the path without the diet). The
-// first three shapes are also decoded by unmarshalPod alone, which must
-// not need the fallback for them.
+// first four shapes (the last with the metadata's fields shuffled, labels
+// and annotations among the rest) are also decoded by unmarshalPod alone,
+// with and without interning the maps, which must not need the fallback
+// for them.
 func TestUnmarshalPodShapes(t *testing.T) {
 	for seed := int64(0); seed < 40; seed++ {
 		r := rand.New(rand.NewSource(seed))
@@ -85,7 +87,7 @@ func TestUnmarshalPodShapes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		shapes := [][]byte{raw, shuffled(t, r, raw, 2), shuffled(t, r, raw, 0)}
+		shapes := [][]byte{raw, shuffled(t, r, raw, 2), shuffled(t, r, raw, 0), shuffled(t, r, raw, 1)}
 		shapes = append(shapes, append(bytes.Clone(raw), raw...)) // every top-level message twice
 		shapes = append(shapes, raw[:r.Intn(len(raw)+1)])
 		for k, b := range shapes {
@@ -105,21 +107,24 @@ func TestUnmarshalPodShapes(t *testing.T) {
 			} else if err == nil && !apiequality.Semantic.DeepEqual(&want, &plain) {
 				t.Fatalf("seed %d shape %d: decodePod differs from the plain decode:\n%s", seed, k, cmp.Diff(&want, &plain))
 			}
-			if k < 3 { // the shapes unmarshalPod decodes itself, without the fallback
-				var direct corev1.Pod
-				if err := unmarshalPod(&direct, b); err != nil {
-					t.Fatalf("seed %d shape %d: unmarshalPod: %v", seed, k, err)
-				}
-				if !apiequality.Semantic.DeepEqual(&want, &direct) {
-					t.Fatalf("seed %d shape %d: unmarshalPod differs from the plain decode:\n%s", seed, k, cmp.Diff(&want, &direct))
+			if k < 4 { // the shapes unmarshalPod decodes itself, without the fallback
+				for _, ms := range []metaStrings{{}, {t: new(interner), annotationValues: true}, {t: new(interner)}} {
+					var direct corev1.Pod
+					if err := unmarshalPod(&direct, b, ms); err != nil {
+						t.Fatalf("seed %d shape %d, interning %v: unmarshalPod: %v", seed, k, ms.t != nil, err)
+					}
+					if !apiequality.Semantic.DeepEqual(&want, &direct) {
+						t.Fatalf("seed %d shape %d, interning %v: unmarshalPod differs from the plain decode:\n%s", seed, k, ms.t != nil, cmp.Diff(&want, &direct))
+					}
 				}
 			}
 		}
 	}
 }
 
-// shuffled returns the pod message b with the fields of its spec (field
-// 2, if num is 2) or its own fields (num 0) in a random order.
+// shuffled returns the pod message b with the fields of its metadata or
+// spec (field 1 or 2, if num is 1 or 2) or its own fields (num 0) in a
+// random order.
 func shuffled(t *testing.T, r *rand.Rand, b []byte, num int32) []byte {
 	t.Helper()
 	fields := func(b []byte) [][]byte {
@@ -154,4 +159,65 @@ func shuffled(t *testing.T, r *rand.Rand, b []byte, num int32) []byte {
 		out = append(out, body...)
 	}
 	return out
+}
+
+// TestMetaMapEntries: label and annotation entries the generated
+// unmarshaler reads in more ways than it writes — value before key, key or
+// value missing, a field repeated inside an entry, an unknown field in an
+// entry, one key in two entries (the later wins), an empty entry — decode
+// with the maps interned while decoded as without; an entry whose key is
+// not of wire type bytes, or that is truncated, goes to the generated
+// unmarshaler (protoPod's fallback), whose result or error is client-go's.
+func TestMetaMapEntries(t *testing.T) {
+	str := func(num int, s string) []byte {
+		b := binary.AppendUvarint(nil, uint64(num)<<3|2)
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		return append(b, s...)
+	}
+	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+	pod := func(entries ...[]byte) []byte {
+		meta := metav1.ObjectMeta{Name: "p", Namespace: "ns"}
+		mb, err := meta.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			mb = append(mb, e...)
+		}
+		return str(1, string(mb))
+	}
+	label := func(body []byte) []byte { return str(11, string(body)) }
+	annotation := func(body []byte) []byte { return str(12, string(body)) }
+	varint := []byte{1 << 3, 7} // field 1, wire type varint
+	for name, b := range map[string][]byte{
+		"plain":            pod(label(cat(str(1, "app"), str(2, "web"))), annotation(cat(str(1, "a"), str(2, "x")))),
+		"value first":      pod(label(cat(str(2, "web"), str(1, "app")))),
+		"no key":           pod(label(str(2, "web"))),
+		"no value":         pod(annotation(str(1, "a"))),
+		"empty entry":      pod(label(nil)),
+		"repeated in one":  pod(label(cat(str(1, "a"), str(1, "b"), str(2, "x"), str(2, "y")))),
+		"unknown field":    pod(label(cat(str(1, "app"), []byte{3 << 3, 42}, str(5, "?"), str(2, "web")))),
+		"a key twice":      pod(label(cat(str(1, "app"), str(2, "web"))), str(3, "gen"), label(cat(str(1, "app"), str(2, "db")))),
+		"key not bytes":    pod(label(cat(varint, str(2, "web")))),
+		"truncated entry":  pod(label(str(1, "app"))[:4]),
+		"after the others": pod(str(3, "generate-"), annotation(cat(str(1, "k"), str(2, "v"))), str(3, "again-")),
+	} {
+		var want corev1.Pod
+		werr := want.Unmarshal(b)
+		var direct corev1.Pod
+		if err := unmarshalPod(&direct, b, metaStrings{t: new(interner), annotationValues: true}); err == nil {
+			if werr != nil || !apiequality.Semantic.DeepEqual(&want, &direct) {
+				t.Errorf("%s: unmarshalPod gives %v, %+v; plain %v, %+v", name, err, direct.ObjectMeta, werr, want.ObjectMeta)
+			}
+		} else if werr == nil && err != errPodShape {
+			t.Errorf("%s: unmarshalPod fails with %v where the plain decode does not", name, err)
+		}
+		d := diet{intern: true, compact: true, share: true, classes: internAll, interners: newInterners(1)}
+		got, err := d.protoPod(bytes.Clone(b))
+		if (err != nil) != (werr != nil) || (err != nil && err.Error() != werr.Error()) {
+			t.Errorf("%s: protoPod error %v, plain %v", name, err, werr)
+		} else if err == nil && !apiequality.Semantic.DeepEqual(&want, got) {
+			t.Errorf("%s: protoPod differs from the plain decode:\n%s", name, cmp.Diff(&want, got))
+		}
+	}
 }
