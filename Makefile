@@ -18,7 +18,8 @@ test: vet
 	@for m in $(EXAMPLES); do echo "== $$m"; (cd $$m && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 10m ./...) || exit 1; done
 	bash hack/fuzz.sh $(FUZZTIME)
 
-## fuzz: every fuzz target for FUZZTIME each (make fuzz FUZZTIME=5m for a real session).
+## fuzz: every fuzz target for FUZZTIME each (make fuzz FUZZTIME=5m for a real session; FUZZMINIMIZETIME
+## bounds the minimization of each new input, default 100x).
 fuzz:
 	bash hack/fuzz.sh $(FUZZTIME)
 

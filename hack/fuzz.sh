@@ -8,9 +8,15 @@
 # fixed in Go 1.27): no input failed, none is written. Such a run is retried
 # (at most twice); any other failure — a failing input written to
 # testdata/fuzz, a panic, a hang — fails at once.
+#
+# Each input that widens coverage is minimized for at most FUZZMINIMIZETIME
+# (default 100 runs of the target; go's own default is 60s). Unbounded, the
+# minimization of one new input from a pod-sized seed (tens of KB) took the
+# whole brief budget: a wire target ran 11 inputs in 8 s, 2,180 with 100x.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 t="${1:-${FUZZTIME:-3s}}"
+minimize="${FUZZMINIMIZETIME:-100x}"
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
 
@@ -25,7 +31,7 @@ git ls-files '*_test.go' | grep -v '^examples/' | xargs grep -l '^func Fuzz' | w
 	for target in $(grep -o '^func Fuzz[A-Za-z0-9_]*' "$f" | cut -d' ' -f2); do
 		for attempt in 1 2 3; do
 			echo "== $dir $target ($t)"
-			if go test -run '^$' -fuzz "^${target}\$" -fuzztime "$t" "$dir" 2>&1 | tee "$log"; then
+			if go test -run '^$' -fuzz "^${target}\$" -fuzztime "$t" -fuzzminimizetime "$minimize" "$dir" 2>&1 | tee "$log"; then
 				break
 			fi
 			if [ "$attempt" -lt 3 ] && deadline_flake "$log"; then
