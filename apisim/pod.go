@@ -55,9 +55,14 @@ var (
 //
 // The result is deterministic: the same (namespace, name, seed, opts) always
 // yields an identical pod. ResourceVersion, UID and CreationTimestamp are
-// left for the store to assign; the UID in the ownerReference is derived
-// from the seed. Different seeds vary sizes, names and values the way pods
-// of different workloads do.
+// left for the store to assign. The seed picks one of opts.Apps apps, and
+// pods of one app are replicas of its template, as a Deployment's pods are:
+// the same labels, annotations, containers, env, resources and volumes but
+// for what each replica gets of its own (name, node, IPs, times, the
+// service-account token volume's name, container IDs, restart counts); in
+// one namespace they have one owner (the ReplicaSet's UID derives from the
+// app and the namespace). Different apps vary sizes, names and values the
+// way different workloads do.
 func NewPod(namespace, name string, seed int64, opts PodOptions) *corev1.Pod {
 	if opts.Nodes <= 0 {
 		opts.Nodes = 100
@@ -66,39 +71,45 @@ func NewPod(namespace, name string, seed int64, opts PodOptions) *corev1.Pod {
 		opts.Apps = 50
 	}
 	r := rand.New(rand.NewPCG(uint64(seed), 0x9e3779b97f4a7c15))
-	pick := func(s []string) string { return s[r.IntN(len(s))] }
-
 	appIdx := r.IntN(opts.Apps)
+	// The pods of one app are replicas of one template: everything a
+	// Deployment's template fixes (labels, annotations, images, args, env,
+	// resources, security context) is drawn from a source seeded by the
+	// app alone, so that pods of one app differ only where replicas differ
+	// (name, node, IPs, times, the token volume's name, status). The
+	// ReplicaSet — the owner's UID — is the app's in the pod's namespace.
+	tr := rand.New(rand.NewPCG(uint64(appIdx), 0x2545f4914f6cdd1d))
+	pick := func(s []string) string { return s[tr.IntN(len(s))] }
 	app := fmt.Sprintf("%s-%s-%d", pick(teams), pick([]string{"api", "web", "svc", "consumer", "gateway", "indexer"}), appIdx)
 	tier := tiers[appIdx%len(tiers)]
-	// The template hash is per app (all pods of a ReplicaSet share it).
-	hr := rand.New(rand.NewPCG(uint64(appIdx), 7))
-	hash := make([]byte, 10)
-	for i := range hash {
-		hash[i] = hashChars[hr.IntN(len(hashChars))]
-	}
-	templateHash := string(hash)
+	templateHash := randomSuffix(tr, 10)
 	rsName := app + "-" + templateHash
-	version := fmt.Sprintf("v%d.%d.%d", 1+appIdx%4, r.IntN(30), r.IntN(12))
+	version := fmt.Sprintf("v%d.%d.%d", 1+appIdx%4, tr.IntN(30), tr.IntN(12))
 	nodeIdx := r.IntN(opts.Nodes)
 	node := fmt.Sprintf("node-%04d", nodeIdx)
 	created := podEpoch.Add(time.Duration(r.IntN(86400*30)) * time.Second)
 	started := created.Add(time.Duration(1+r.IntN(5)) * time.Second)
 	ready := started.Add(time.Duration(5+r.IntN(40)) * time.Second)
-	uid := func() types.UID {
+	restarted := podEpoch.Add(-time.Duration(1+tr.IntN(86400)) * time.Second)
+	uid := func(r *rand.Rand) types.UID {
 		return types.UID(fmt.Sprintf("%08x-%04x-4%03x-%04x-%012x", r.Uint32(), r.Uint32()&0xffff, r.Uint32()&0xfff, 0x8000|r.Uint32()&0x3fff, r.Uint64()&0xffffffffffff))
 	}
-	sha := func() string {
+	nsHash := fnv.New64a()
+	nsHash.Write([]byte(namespace))
+	ownerUID := uid(rand.New(rand.NewPCG(uint64(appIdx), nsHash.Sum64())))
+	sha := func(r *rand.Rand) string {
 		return fmt.Sprintf("%016x%016x%016x%016x", r.Uint64(), r.Uint64(), r.Uint64(), r.Uint64())
 	}
 	image := fmt.Sprintf("%s/%s:%s", pick(registry), app[:len(app)-len(strconv.Itoa(appIdx))-1], version)
 	sidecar := pick(sidecars)
-	sidecarImage := fmt.Sprintf("%s/%s:1.%d.%d", pick(registry), sidecar, 20+r.IntN(10), r.IntN(5))
+	sidecarImage := fmt.Sprintf("%s/%s:1.%d.%d", pick(registry), sidecar, 20+tr.IntN(10), tr.IntN(5))
 	podIP := fmt.Sprintf("10.%d.%d.%d", 64+r.IntN(64), r.IntN(256), 2+r.IntN(250))
 	// A pod's host IP is its node's address, shared by every pod on the
 	// node (the kubelet reports the node's IP in status.hostIP).
 	hostIP := fmt.Sprintf("172.20.%d.%d", nodeIdx/250, 2+nodeIdx%250)
 	saName := app
+	// The service account admission plugin names each pod's token volume
+	// anew.
 	tokenVolume := "kube-api-access-" + randomSuffix(r, 5)
 
 	labels := map[string]string{
@@ -116,13 +127,13 @@ func NewPod(namespace, name string, seed int64, opts PodOptions) *corev1.Pod {
 	}
 	annotations := map[string]string{
 		"kubectl.kubernetes.io/default-container":        "app",
-		"kubectl.kubernetes.io/restartedAt":              created.Add(-time.Hour).Format(time.RFC3339),
+		"kubectl.kubernetes.io/restartedAt":              restarted.Format(time.RFC3339),
 		"prometheus.io/scrape":                           "true",
 		"prometheus.io/port":                             "9090",
 		"prometheus.io/path":                             "/metrics",
-		"checksum/config":                                sha(),
-		"checksum/secrets":                               sha(),
-		"cluster-autoscaler.kubernetes.io/safe-to-evict": strconv.FormatBool(r.IntN(2) == 0),
+		"checksum/config":                                sha(tr),
+		"checksum/secrets":                               sha(tr),
+		"cluster-autoscaler.kubernetes.io/safe-to-evict": strconv.FormatBool(tr.IntN(2) == 0),
 		"sidecar.istio.io/status": fmt.Sprintf(`{"initContainers":null,"containers":[%q],"volumes":["%s-certs","%s-config"],"imagePullSecrets":null,"revision":"default"}`,
 			sidecar, sidecar, sidecar),
 	}
@@ -174,10 +185,10 @@ func NewPod(namespace, name string, seed int64, opts PodOptions) *corev1.Pod {
 			InitialDelaySeconds: delay, TimeoutSeconds: 1, PeriodSeconds: 10, SuccessThreshold: 1, FailureThreshold: 3,
 		}
 	}
-	cpu := 100 * (1 + r.IntN(20))
-	mem := 128 * (1 + r.IntN(16))
+	cpu := 100 * (1 + tr.IntN(20))
+	mem := 128 * (1 + tr.IntN(16))
 	falseVal, trueVal := false, true
-	runAsUser := int64(1000 + r.IntN(1000))
+	runAsUser := int64(1000 + tr.IntN(1000))
 	grace := int64(30)
 	toleration := int64(300)
 	tokenExpiry := int64(3607)
@@ -187,7 +198,7 @@ func NewPod(namespace, name string, seed int64, opts PodOptions) *corev1.Pod {
 		{
 			Name:  "app",
 			Image: image,
-			Args:  []string{"--config=/etc/" + app + "/config.yaml", "--log-level=info", "--metrics-addr=:9090", fmt.Sprintf("--workers=%d", 1+r.IntN(16))},
+			Args:  []string{"--config=/etc/" + app + "/config.yaml", "--log-level=info", "--metrics-addr=:9090", fmt.Sprintf("--workers=%d", 1+tr.IntN(16))},
 			Ports: []corev1.ContainerPort{
 				{Name: "http", ContainerPort: 8080, Protocol: corev1.ProtocolTCP},
 				{Name: "grpc", ContainerPort: 9000, Protocol: corev1.ProtocolTCP},
@@ -282,7 +293,7 @@ func NewPod(namespace, name string, seed int64, opts PodOptions) *corev1.Pod {
 			// The runtime reports the digest the image's tag resolved to:
 			// the same in every pod that runs the image.
 			ImageID:     c.Image[:indexByte(c.Image, ':')] + fmt.Sprintf("@sha256:%x", sha256.Sum256([]byte(c.Image))),
-			ContainerID: "containerd://" + sha(),
+			ContainerID: "containerd://" + sha(r),
 			Started:     &trueVal,
 			State:       corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(started)}},
 			VolumeMounts: func() []corev1.VolumeMountStatus {
@@ -303,7 +314,7 @@ func NewPod(namespace, name string, seed int64, opts PodOptions) *corev1.Pod {
 			Labels:       labels,
 			Annotations:  annotations,
 			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: "apps/v1", Kind: "ReplicaSet", Name: rsName, UID: uid(),
+				APIVersion: "apps/v1", Kind: "ReplicaSet", Name: rsName, UID: ownerUID,
 				Controller: &trueVal, BlockOwnerDeletion: &trueVal,
 			}},
 		},

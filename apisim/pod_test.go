@@ -3,7 +3,10 @@ package apisim
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 )
@@ -41,4 +44,51 @@ func TestNewPodDeterministic(t *testing.T) {
 		len(p.Spec.Containers) != 2 || len(p.Status.ContainerStatuses) != 2 || p.Labels["pod-template-hash"] == "" {
 		t.Errorf("pod lacks expected structure: %+v", p.ObjectMeta)
 	}
+}
+
+// TestNewPodReplicas: pods of one app are replicas of one template — equal
+// but for what each replica has of its own — and in one namespace they have
+// one owner; opts.Apps bounds the distinct app labels.
+func TestNewPodReplicas(t *testing.T) {
+	const apps = 7
+	byApp := map[string]*corev1.Pod{}
+	for seed := range int64(200) {
+		p := NewPod("ns", fmt.Sprintf("p-%d", seed), seed, PodOptions{ManagedFields: true, Apps: apps})
+		first, ok := byApp[p.Labels["app"]]
+		if !ok {
+			byApp[p.Labels["app"]] = p
+			continue
+		}
+		if !apiequality.Semantic.DeepEqual(first.Labels, p.Labels) || !apiequality.Semantic.DeepEqual(first.Annotations, p.Annotations) ||
+			!apiequality.Semantic.DeepEqual(first.OwnerReferences, p.OwnerReferences) {
+			t.Fatalf("%s and %s: replicas of app %s differ in metadata", first.Name, p.Name, p.Labels["app"])
+		}
+		if !apiequality.Semantic.DeepEqual(templateOf(first), templateOf(p)) {
+			t.Fatalf("%s and %s: replicas of app %s differ in their template", first.Name, p.Name, p.Labels["app"])
+		}
+		if first.Spec.Volumes[len(first.Spec.Volumes)-1].Name == p.Spec.Volumes[len(p.Spec.Volumes)-1].Name {
+			t.Errorf("%s and %s share the token volume's name", first.Name, p.Name)
+		}
+	}
+	if len(byApp) != apps {
+		t.Errorf("%d distinct app labels, want %d", len(byApp), apps)
+	}
+	a := NewPod("ns-a", "p", 1, PodOptions{})
+	b := NewPod("ns-b", "p", 1, PodOptions{})
+	if a.OwnerReferences[0].UID == b.OwnerReferences[0].UID {
+		t.Error("one app's ReplicaSets in two namespaces have one UID")
+	}
+}
+
+// templateOf is what a pod's template fixes of its spec: the spec without
+// the node and the service account token's volume (and its mounts).
+func templateOf(p *corev1.Pod) corev1.PodSpec {
+	s := *p.Spec.DeepCopy()
+	s.NodeName = ""
+	token := s.Volumes[len(s.Volumes)-1].Name
+	s.Volumes = s.Volumes[:len(s.Volumes)-1]
+	for i := range s.Containers {
+		s.Containers[i].VolumeMounts = slices.DeleteFunc(s.Containers[i].VolumeMounts, func(m corev1.VolumeMount) bool { return m.Name == token })
+	}
+	return s
 }

@@ -148,6 +148,7 @@ func serveClient(ctx context.Context, sp spec, reg prometheus.Registerer, cmds <
 		emit(message{Type: msgSynced, At: c.syncedAt.UnixNano()})
 	}
 	cpuReady, splitReady := cpuTime(), readCPUSplit().sub(split0)
+	smp.markReady()
 	emit(message{Type: msgReady, At: c.readyAt.UnixNano()})
 
 	start, err := wait(cmdChurnStart)
@@ -279,14 +280,23 @@ func sub(a, b uint64) uint64 {
 	return 0
 }
 
-// sampler emits a timeline point every 100ms and tracks the process's peaks.
+// sampler emits timeline points and tracks the process's peaks: one at
+// the start, every 25 ms during the initial sync (so that the sync's curve
+// has points however short it is), one when the client is ready, then
+// every 100 ms, and a last one when stopped.
 type sampler struct {
-	quit, exited chan struct{}
-	once         sync.Once
+	quit, ready, exited chan struct{}
+	once, readyOnce     sync.Once
 }
 
+// Sampling intervals before and after the client is ready.
+const (
+	syncSampleEvery = 25 * time.Millisecond
+	sampleEvery     = 100 * time.Millisecond
+)
+
 func startSampler(c *client, pk *peaks, cpu0 time.Duration, emit func(message)) *sampler {
-	s := &sampler{quit: make(chan struct{}), exited: make(chan struct{})}
+	s := &sampler{quit: make(chan struct{}), ready: make(chan struct{}), exited: make(chan struct{})}
 	var lat snapshot // the latency histograms at the previous point; the sampler goroutine's
 	point := func() {
 		heap, rss := pk.sample()
@@ -306,13 +316,19 @@ func startSampler(c *client, pk *peaks, cpu0 time.Duration, emit func(message)) 
 	}
 	go func() { // the client's sampler goroutine; stop waits for it
 		defer close(s.exited)
-		tick := time.NewTicker(100 * time.Millisecond)
+		point()
+		tick := time.NewTicker(syncSampleEvery)
 		defer tick.Stop()
+		ready := s.ready
 		for {
 			select {
 			case <-s.quit:
 				point()
 				return
+			case <-ready:
+				ready = nil
+				point()
+				tick.Reset(sampleEvery)
 			case <-tick.C:
 				point()
 			}
@@ -320,6 +336,10 @@ func startSampler(c *client, pk *peaks, cpu0 time.Duration, emit func(message)) 
 	}()
 	return s
 }
+
+// markReady makes the sampler take a point now and slow down to
+// sampleEvery.
+func (s *sampler) markReady() { s.readyOnce.Do(func() { close(s.ready) }) }
 
 func (s *sampler) stop() {
 	s.once.Do(func() { close(s.quit) })
