@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -340,7 +341,30 @@ func (c *config) validate() []error {
 			errs = append(errs, fmt.Errorf("--kubeconfig: %w", err))
 		}
 	}
+	for _, f := range []struct{ name, path string }{{"out", c.out}, {"html", c.html}} {
+		if err := checkReportPath(f.path); err != nil {
+			errs = append(errs, fmt.Errorf("--%s: %w", f.name, err))
+		}
+	}
 	return errs
+}
+
+// checkReportPath reports, before a run of minutes, what would make writing
+// a report to path fail after it: a directory there, or no directory to
+// put it in. Empty means no report.
+func checkReportPath(path string) error {
+	if path == "" {
+		return nil
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("%s is a directory; give a file name (--out-dir takes a directory)", path)
+	}
+	if fi, err := os.Stat(filepath.Dir(path)); err != nil {
+		return err
+	} else if !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory", filepath.Dir(path))
+	}
+	return nil
 }
 
 // sizes returns the object counts this run sweeps: one, or the scale list.

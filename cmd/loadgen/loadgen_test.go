@@ -111,12 +111,24 @@ func TestParseFlagsRejects(t *testing.T) {
 		{[]string{"--metrics-addr", "0.0.0.0:9090"}, "only loopback"},
 		{[]string{"--metrics-addr", "nonsense"}, "--metrics-addr"},
 		{[]string{"--kubeconfig", "/nonexistent/kubeconfig"}, "--kubeconfig"},
+		{[]string{"--out", os.TempDir()}, "--out: " + os.TempDir() + " is a directory"},
+		{[]string{"--html", "/nonexistent/dir/report.html"}, "--html: stat /nonexistent/dir"},
 		{[]string{"--pods", "ten"}, "invalid value"},
 		{[]string{"extra"}, "unexpected arguments"},
 	} {
 		_, err := parseFlags(tc.args, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("parseFlags(%q) = %v, want an error containing %q", tc.args, err, tc.want)
+		}
+	}
+	// A report file in an existing directory is fine, whether or not it exists yet.
+	out := filepath.Join(t.TempDir(), "report.json")
+	for range 2 {
+		if _, err := parseFlags([]string{"--out", out, "--html", out + ".html"}, io.Discard); err != nil {
+			t.Errorf("--out %s: %v", out, err)
+		}
+		if err := os.WriteFile(out, nil, 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
 	// Several problems are reported together.
