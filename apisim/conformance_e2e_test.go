@@ -37,6 +37,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 
 	"github.com/shardinformer/shardinformer/e2e/cluster"
 	"github.com/shardinformer/shardinformer/shardselector"
@@ -245,14 +246,22 @@ func statusOf(err error) response {
 }
 
 // shardResult is what a shard-selected list returned, independent of the
-// server's UIDs: whether every item is in range and every in-range object
-// is there, and the list metadata the servers must agree on.
+// server's UIDs: whether every item is in range (and, without a limit, every
+// in-range object is there), whether its paging metadata is what the model
+// below predicts from that server's own objects, and the selector echo.
 type shardResult struct {
 	Exact     bool
 	ShardInfo string
-	Remaining *int64
+	Paging    string // "" when continue and remainingItemCount are as modelled, else what differs
 }
 
+// shardList lists once without and once with the selector. The two servers
+// hold different UIDs, so which objects a range selects differs between them;
+// what both must agree on is the rule, checked here against each one's own
+// objects (etcd3 store and cacher GetList in k8s.io/apiserver v0.36.3):
+// a page with a limit has a continue token iff some key follows its
+// limit-th match, and then remainingItemCount is the count of all keys in the
+// listed range less the limit, the shard selector not counted.
 func shardList(t *testing.T, tg *target, list func(metav1.ListOptions) (k8sruntime.Object, error), sel shardselector.Selector, limit int64) shardResult {
 	t.Helper()
 	all, err := list(metav1.ListOptions{})
@@ -260,11 +269,16 @@ func shardList(t *testing.T, tg *target, list func(metav1.ListOptions) (k8srunti
 		t.Fatal(err)
 	}
 	want := map[string]bool{}
-	items, _ := meta.ExtractList(all)
-	for _, it := range items {
+	every, _ := meta.ExtractList(all)
+	var wantMore bool
+	var matched int64
+	for i, it := range every {
 		m, _ := meta.Accessor(it)
 		if sel.Matches(string(m.GetUID())) {
 			want[m.GetNamespace()+"/"+m.GetName()] = true
+			if matched++; matched == limit {
+				wantMore = i < len(every)-1
+			}
 		}
 	}
 	got, err := list(metav1.ListOptions{ShardSelector: sel.String(), Limit: limit})
@@ -273,7 +287,13 @@ func shardList(t *testing.T, tg *target, list func(metav1.ListOptions) (k8srunti
 	}
 	var r shardResult
 	lm, _ := meta.ListAccessor(got)
-	r.Remaining = lm.GetRemainingItemCount()
+	if more := lm.GetContinue() != ""; more != wantMore {
+		r.Paging = fmt.Sprintf("continue %t, want %t (%d keys, limit %d)", more, wantMore, len(every), limit)
+	} else if rem, want := lm.GetRemainingItemCount(), int64(len(every))-limit; more && (rem == nil || *rem != want) {
+		r.Paging = fmt.Sprintf("remainingItemCount %d (-1: unset), want %d", ptr.Deref(rem, -1), want)
+	} else if !more && rem != nil {
+		r.Paging = fmt.Sprintf("remainingItemCount %d on a last page", *rem)
+	}
 	if si, ok := got.(interface{ GetShardInfo() *metav1.ShardInfo }); ok && si.GetShardInfo() != nil {
 		r.ShardInfo = si.GetShardInfo().Selector
 	}
@@ -282,7 +302,7 @@ func shardList(t *testing.T, tg *target, list func(metav1.ListOptions) (k8srunti
 			r.ShardInfo = fmt.Sprint(si)
 		}
 	}
-	items, _ = meta.ExtractList(got)
+	items, _ := meta.ExtractList(got)
 	r.Exact = limit > 0 || len(items) == len(want)
 	for _, it := range items {
 		m, _ := meta.Accessor(it)
