@@ -8,8 +8,10 @@ import (
 	"time"
 )
 
-// histogram records durations in log-linear buckets: 8 sub-buckets per power
-// of two, so a quantile is within 1/16 (6.25%) of the true value. Record is
+// histogram records durations in log-linear buckets: 32 sub-buckets per power
+// of two, so a quantile is within 1/64 (1.6%) of the true value (with 8, two
+// implementations within a few percent of each other tied or split on a
+// bucket edge of 12.5%, and that decided runs; 16 KiB per histogram). Record is
 // safe for concurrent use (atomic adds); one writer per histogram avoids
 // cache-line contention, so each handler has its own and reports merge them.
 type histogram struct {
@@ -19,16 +21,16 @@ type histogram struct {
 	n      atomic.Uint64
 }
 
-const subBits = 3
+const subBits = 5
 const subBuckets = 1 << subBits
 
-// bucketOf maps v ≥ 0 to its bucket: values below 8 are exact, above that the
-// top 4 significant bits select the bucket.
+// bucketOf maps v ≥ 0 to its bucket: values below subBuckets are exact, above
+// that the top subBits+1 significant bits select the bucket.
 func bucketOf(v uint64) int {
 	if v < subBuckets {
 		return int(v)
 	}
-	exp := bits.Len64(v) - 1 // ≥ 3
+	exp := bits.Len64(v) - 1 // ≥ subBits
 	sub := (v >> (exp - subBits)) & (subBuckets - 1)
 	return (exp-subBits+1)*subBuckets + int(sub)
 }
