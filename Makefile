@@ -53,7 +53,7 @@ cluster: cluster-bins
 ## e2e: the end-to-end suite against a real kube-apiserver and etcd (and loadgen's --reuse-pods on one).
 e2e: cluster-bins
 	SHARDINFORMER_E2E_REQUIRE=1 $(GO) test -tags e2e -count=1 -timeout 10m -run OnRealCluster ./cmd/loadgen/
-	SHARDINFORMER_E2E_REQUIRE=1 $(GO) test -tags e2e -count=1 -timeout 45m -v ./e2e/ ./apisim/ ./replicas/runner/ 2>&1 | tee e2e.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|\s+\S+_test.go)' ; test "$${PIPESTATUS[0]}" -eq 0
+	SHARDINFORMER_E2E_REQUIRE=1 $(GO) test -tags e2e -count=1 -timeout 45m -v ./e2e/ ./apisim/ ./replicas/runner/ 2>&1 | tee e2e.log | grep -E '^(=== RUN|\s*--- |PASS|FAIL|ok|\s+\S+_test.go)' ; test "$${PIPESTATUS[0]}" -eq 0
 
 ## smoke: every other target's command at tiny sizes (run, bench, profile, cluster, clean), so none rots; CI runs it.
 smoke: cluster-bins

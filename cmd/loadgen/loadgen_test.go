@@ -326,6 +326,21 @@ func TestControllerScenario(t *testing.T) {
 			t.Errorf("headline %q does not name the size", rep.Headline)
 		}
 	}
+	// Run by run: both runs, each with the trials' own figures.
+	if c := rep.Runs; c == nil || len(c.Runs) != 2 || !slices.Equal(c.Figures, runFigures[scenarioController]) {
+		t.Errorf("run-by-run comparison %+v, want 2 runs of %v", c, runFigures[scenarioController])
+	} else {
+		for _, p := range c.Runs {
+			for _, tr := range rep.Trials {
+				if tr.Run == p.Run && tr.Results[0].Impl == implOurs && (p.Ours[0] != tr.Results[0].InitialSyncSeconds || p.Ours[3] != tr.Results[0].Latency.P99) {
+					t.Errorf("run %d: ours %v, trial's sync %v p99 %v", p.Run, p.Ours, tr.Results[0].InitialSyncSeconds, tr.Results[0].Latency.P99)
+				}
+			}
+		}
+		if !strings.Contains(stdout, fmt.Sprintf("Run by run at 1500 pods, shardinformer / client-go: at or below on every one of these figures in %d of 2 runs", c.AtOrBelow)) {
+			t.Error("summary lacks the run-by-run line")
+		}
+	}
 	for _, want := range []string{"ours/client-go", "verdict", "PASS shardinformer (1500 pods, run 2)", "PASS client-go (1500 pods, run 1)",
 		"client-go: client-go cache.SharedIndexInformer, decoder client-go, queue client-go workqueue",
 		"shardinformer: shardinformer pipeline.Informer, decoder wire (diet full, GOMAXPROCS", "server and churn writer"} {
@@ -888,6 +903,51 @@ func TestCheckDetectsMismatch(t *testing.T) {
 	}
 	if n := diff(want, map[string]string{"a/1": "10", "a/2": "11", "b/1": "12"}, func(string) {}); n != 0 {
 		t.Errorf("equal maps: %d mismatches", n)
+	}
+}
+
+// TestCompareRuns: a run counts when ours is at or below client-go on every
+// figure (a tie counts, one figure above does not); a run with one
+// implementation only, another size and other scenarios are left out.
+func TestCompareRuns(t *testing.T) {
+	res := func(impl string, sync, p50, p90, p99 float64, gc uint64) implResult {
+		return implResult{Impl: impl, InitialSyncSeconds: sync, Latency: latencyRep{P50: p50, P90: p90, P99: p99}, ChurnGCCycles: gc}
+	}
+	r := &report{Scenario: scenarioInformer, Settings: settings{Impls: []string{implOurs, implClientGo}}}
+	for _, tr := range []struct {
+		pods, run int
+		res       implResult
+	}{
+		{100, 1, res(implOurs, 1, .001, .002, .003, 0)},
+		{100, 1, res(implClientGo, 2, .001, .002, .004, 1)}, // a tie at p50 and p90: at or below
+		{100, 2, res(implClientGo, 2, .001, .002, .004, 0)},
+		{100, 2, res(implOurs, 1, .001, .002, .0041, 1)}, // p99 above: not
+		{100, 3, res(implOurs, 1, .001, .002, .003, 0)},  // client-go's run 3 missing: left out
+		{50, 1, res(implOurs, 9, 9, 9, 9, 0)},
+		{50, 1, res(implClientGo, 1, 1, 1, 1, 0)},
+	} {
+		r.Trials = append(r.Trials, trialReport{Pods: tr.pods, Run: tr.run, Results: []implResult{tr.res}})
+	}
+	c := r.compareRuns(100)
+	if c == nil || len(c.Runs) != 2 || c.AtOrBelow != 1 || !c.Runs[0].AtOrBelow || c.Runs[1].AtOrBelow ||
+		c.Runs[0].ClientGoChurnGC != 1 || c.Runs[1].OursChurnGC != 1 || c.Runs[1].Ours[3] != .0041 {
+		t.Fatalf("compareRuns = %+v", c)
+	}
+	if c.Runs[0].Text[0] != fmtDur(1)+" / "+fmtDur(2) || len(c.Labels) != 4 {
+		t.Errorf("text %q labels %q", c.Runs[0].Text, c.Labels)
+	}
+	var out strings.Builder
+	printRuns(&out, c)
+	if !strings.Contains(out.String(), "in 1 of 2 runs") || strings.Count(out.String(), "\n") != 5 {
+		t.Errorf("printed:\n%s", out.String())
+	}
+	r.Settings.Impls = []string{implOurs}
+	if c := r.compareRuns(100); c != nil {
+		t.Errorf("one implementation: %+v", c)
+	}
+	r.Settings.Impls, r.Scenario = []string{implOurs, implClientGo}, scenarioScale
+	if c := r.compareRuns(100); c != nil {
+		t.Errorf("scale scenario: %+v", c)
 	}
 }
 

@@ -52,8 +52,10 @@
 //
 // # Output
 //
-// A summary on stdout; report.json (layout: report.schema.json, versioned
-// by schema_version) and report.html (rendered from that JSON by an
+// A summary on stdout (the figures' medians with ratio and verdict, then
+// run by run: ours against client-go on the sync and the latency quantiles,
+// and how many runs ours is at or below on all of them); report.json
+// (layout: report.schema.json, versioned by schema_version) and report.html (rendered from that JSON by an
 // embedded script; offline) in a new directory under --out-dir; --profile
 // writes pkg/profile profiles there, one directory per implementation
 // process, goroutines labelled impl=<name>.

@@ -46,9 +46,12 @@ type report struct {
 	// Decomposition splits the figures of a run of the whole 2×2 of cores
 	// and decoders (--impl all) into the core's and the decoder's shares.
 	Decomposition []decompositionRow `json:"decomposition,omitempty"`
-	Server        serverCost         `json:"server"`
-	Charts        []chart            `json:"charts"`
-	Trials        []trialReport      `json:"trials"`
+	// Runs compares shardinformer with client-go run by run at the largest
+	// size (runs.go).
+	Runs   *runComparison `json:"runs,omitempty"`
+	Server serverCost     `json:"server"`
+	Charts []chart        `json:"charts"`
+	Trials []trialReport  `json:"trials"`
 	// Replicas is the replicas scenario's section (its only results).
 	Replicas *replicasReport `json:"replicas,omitempty"`
 }
@@ -310,6 +313,9 @@ func (r *report) finish() {
 		}
 	}
 	r.Decomposition = r.decompose()
+	if r.Scenario != scenarioScale {
+		r.Runs = r.compareRuns(sizes[len(sizes)-1])
+	}
 	r.Charts = r.charts()
 	r.Headline = r.headline()
 	if rr := r.Replicas; rr != nil {
@@ -758,6 +764,7 @@ func printSummary(w io.Writer, r *report) {
 	default:
 		printFigures(w, r)
 		printDecomposition(w, r)
+		printRuns(w, r.Runs)
 	}
 	switch {
 	case r.Server.CPUSeconds > 0 && s.Target == "cluster":
