@@ -313,9 +313,7 @@ func (r *report) finish() {
 		}
 	}
 	r.Decomposition = r.decompose()
-	if r.Scenario != scenarioScale {
-		r.Runs = r.compareRuns(sizes[len(sizes)-1])
-	}
+	r.Runs = r.compareRuns(sizes[len(sizes)-1])
 	r.Charts = r.charts()
 	r.Headline = r.headline()
 	if rr := r.Replicas; rr != nil {
