@@ -11,9 +11,11 @@ all: test
 
 ## test: go vet, every unit, conformance and model test under the race detector, the
 ## examples' own modules, and a brief run of every fuzz target (FUZZTIME, default 3s each).
+## Installs headless Chromium first where it can (hack/browser.sh), for the HTML report's browser test.
 FUZZTIME ?= 3s
 EXAMPLES := $(patsubst %/go.mod,%,$(wildcard examples/*/go.mod))
 test: vet
+	bash hack/browser.sh
 	$(GO) test -race -count=1 -timeout 20m ./...
 	@for m in $(EXAMPLES); do echo "== $$m"; (cd $$m && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 10m ./...) || exit 1; done
 	bash hack/fuzz.sh $(FUZZTIME)
