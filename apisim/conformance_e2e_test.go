@@ -349,6 +349,20 @@ func TestConformance(t *testing.T) {
 		}
 	})
 
+	t.Run("limit at resourceVersion 0", func(t *testing.T) {
+		// Served whole from the watch cache, the limit ignored; with a
+		// resourceVersion unset the same limit pages.
+		for _, rv := range []string{"0", ""} {
+			agree(t, "pods, limit 4, resourceVersion "+rv, real, sim, func(tg *target) []any {
+				l, err := tg.cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{ResourceVersion: rv, Limit: 4})
+				if err != nil {
+					return []any{statusOf(err)}
+				}
+				return []any{len(l.Items), l.Continue != "", l.RemainingItemCount}
+			})
+		}
+	})
+
 	t.Run("shard selector errors", func(t *testing.T) {
 		for _, sel := range []string{
 			"shardRange(object.metadata.uid, '0x0', '0x8000000000000000')",

@@ -63,7 +63,8 @@
 //
 // LIST honours limit/continue (the token carries the snapshot RV and the
 // next key; 410 Expired once that RV is compacted), resourceVersion and
-// resourceVersionMatch (unset: most recent; "0": any, served current;
+// resourceVersionMatch (unset: most recent; "0": any, served current and
+// whole, the limit ignored as by the API server's watch cache;
 // NotOlderThan; Exact, and the legacy "RV with limit means Exact"; an RV the
 // store has not reached waits ResourceVersionWait and then fails with the
 // "Too large resource version" 504), labelSelector, and fieldSelector with
@@ -182,7 +183,7 @@
 // are written in process (HTTP writes get 405). An update
 // that changes nothing still makes a new version. Responses are never
 // gzip-compressed, never YAML, CBOR or Table, and never pretty-printed.
-// Limit is honoured for resourceVersion="0" too. A WATCH asking for
+// A WATCH asking for
 // PartialObjectMetadataList gets PartialObjectMetadata events (the API
 // server cannot encode its fallback). Discovery is legacy only
 // (no aggregated apidiscovery.k8s.io). There is no authentication,

@@ -357,7 +357,14 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request, f *filter, o 
 			"you requested PartialObjectMetadata, but the requested object is a list (*%sList)", f.res.internalType)))
 		return
 	}
-	items, more := collect(tree, start, f, o.limit)
+	limit := o.limit
+	if o.resourceVersion == "0" && o.continueToken == "" {
+		// As the API server's watch cache (cacher.computeListLimit in
+		// k8s.io/apiserver): a list at any resourceVersion is served whole,
+		// whatever the limit; client-go's reflector relies on it.
+		limit = 0
+	}
+	items, more := collect(tree, start, f, limit)
 	meta := metav1.ListMeta{ResourceVersion: strconv.FormatUint(rv, 10)}
 	if more {
 		last := items[len(items)-1].key
@@ -367,7 +374,7 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request, f *filter, o 
 			// less the limit, computed even under a shard selector (which
 			// its SelectionPredicate.Empty does not count).
 			_, end := f.res.keyRange(f.namespace)
-			remaining := int64(tree.Rank(end)-tree.Rank(start)) - o.limit
+			remaining := int64(tree.Rank(end)-tree.Rank(start)) - limit
 			meta.RemainingItemCount = &remaining
 		}
 		s.st.snapshots.put(rv, tree)

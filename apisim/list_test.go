@@ -14,6 +14,7 @@ import (
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
 )
 
 // TestListResourceVersionSemantics covers resourceVersion and
@@ -54,6 +55,14 @@ func TestListResourceVersionSemantics(t *testing.T) {
 		t.Errorf("exact list shows pod-00000 after its update")
 	}
 	check("legacy rv with limit is exact", metav1.ListOptions{ResourceVersion: beforeStr, Limit: 100}, beforeStr, 20)
+	// "0" is served whole whatever the limit, as from the API server's
+	// watch cache; without a resourceVersion the limit pages.
+	if l := check("any with limit", metav1.ListOptions{ResourceVersion: "0", Limit: 5}, now, 19); l.Continue != "" || l.RemainingItemCount != nil {
+		t.Errorf("any with limit: continue %q, remainingItemCount set %t; want the whole list", l.Continue, l.RemainingItemCount != nil)
+	}
+	if l := check("most recent with limit", metav1.ListOptions{Limit: 5}, now, 5); l.Continue == "" || l.RemainingItemCount == nil || *l.RemainingItemCount != 14 {
+		t.Errorf("most recent with limit: continue %q, remainingItemCount %d (-1: unset); want a page with 14 remaining", l.Continue, ptr.Deref(l.RemainingItemCount, -1))
+	}
 
 	future := strconv.FormatUint(s.ResourceVersion()+10, 10)
 	// The API server answers 504 with Retry-After: 1, which clients retry;
