@@ -340,6 +340,9 @@ func TestControllerScenario(t *testing.T) {
 		if !strings.Contains(stdout, fmt.Sprintf("Run by run at 1500 pods, shardinformer / client-go: at or below on every one of these figures in %d of 2 runs", c.AtOrBelow)) {
 			t.Error("summary lacks the run-by-run line")
 		}
+		if !strings.HasSuffix(rep.Headline, fmt.Sprintf("in %d of 2 runs.", c.AtOrBelow)) {
+			t.Errorf("headline %q does not end with the run-by-run count", rep.Headline)
+		}
 	}
 	for _, want := range []string{"ours/client-go", "verdict", "PASS shardinformer (1500 pods, run 2)", "PASS client-go (1500 pods, run 1)",
 		"client-go: client-go cache.SharedIndexInformer, decoder client-go, queue client-go workqueue",
