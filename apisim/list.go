@@ -361,7 +361,8 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request, f *filter, o 
 	if o.resourceVersion == "0" && o.continueToken == "" {
 		// As the API server's watch cache (cacher.computeListLimit in
 		// k8s.io/apiserver): a list at any resourceVersion is served whole,
-		// whatever the limit; client-go's reflector relies on it.
+		// whatever the limit, as client-go's reflector assumes when it pages
+		// such a list.
 		limit = 0
 	}
 	items, more := collect(tree, start, f, limit)
