@@ -57,10 +57,10 @@ func watchResult(t *testing.T, open func() (watch.Interface, error)) (int, *meta
 func TestBadWatchStreams(t *testing.T) {
 	testkit.CheckLeaks(t, "shardinformer/wire")
 	srv, cfg := newCanned(t)
-	pb := encodeEvents(t, true, corev1.SchemeGroupVersion, podEvents(3))
-	js := encodeEvents(t, false, corev1.SchemeGroupVersion, podEvents(3))
-	unknownKind := bytes.Replace(encodeEvents(t, false, corev1.SchemeGroupVersion, podEvents(1)), []byte(`"kind":"Pod"`), []byte(`"kind":"Gizmo"`), 1)
-	gone := encodeEvents(t, true, corev1.SchemeGroupVersion, append(podEvents(1), watch.Event{Type: watch.Error, Object: &metav1.Status{
+	pb := encodeEvents(t, mtProtobuf, corev1.SchemeGroupVersion, podEvents(3))
+	js := encodeEvents(t, mtJSON, corev1.SchemeGroupVersion, podEvents(3))
+	unknownKind := bytes.Replace(encodeEvents(t, mtJSON, corev1.SchemeGroupVersion, podEvents(1)), []byte(`"kind":"Pod"`), []byte(`"kind":"Gizmo"`), 1)
+	gone := encodeEvents(t, mtProtobuf, corev1.SchemeGroupVersion, append(podEvents(1), watch.Event{Type: watch.Error, Object: &metav1.Status{
 		Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired, Message: "too old resource version: 5 (10)"}}))
 	for _, tc := range []struct {
 		name      string
@@ -85,7 +85,7 @@ func TestBadWatchStreams(t *testing.T) {
 		{name: "object without metadata", stream: []byte(`{"type":"ADDED","object":{"kind":"Pod","apiVersion":"v1"}}`), events: 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv.set(nil, tc.stream, tc.protobuf)
+			srv.set(nil, tc.stream, pbOrJSON(tc.protobuf))
 			ccfg := rest.CopyConfig(cfg)
 			ct := wire.JSON
 			if tc.protobuf {
@@ -128,7 +128,7 @@ func TestBadWatchStreams(t *testing.T) {
 func TestOversizedFrameAllocatesNothing(t *testing.T) {
 	testkit.CheckLeaks(t, "shardinformer/wire")
 	srv, cfg := newCanned(t)
-	srv.set(nil, []byte{0x07, 0xff, 0xff, 0xff, 1}, true)
+	srv.set(nil, []byte{0x07, 0xff, 0xff, 0xff, 1}, mtProtobuf)
 	cfg.ContentType = "application/vnd.kubernetes.protobuf"
 	lw := newPodLW(t, cfg, "", wire.WithWorkers(2))
 	var m0, m1 runtime.MemStats
@@ -149,8 +149,8 @@ func TestOversizedFrameAllocatesNothing(t *testing.T) {
 func TestBadLists(t *testing.T) {
 	testkit.CheckLeaks(t, "shardinformer/wire")
 	srv, cfg := newCanned(t)
-	pb := encodeFor(t, true, corev1.SchemeGroupVersion, podList(4))
-	js := encodeFor(t, false, corev1.SchemeGroupVersion, podList(4))
+	pb := encodeFor(t, mtProtobuf, corev1.SchemeGroupVersion, podList(4))
+	js := encodeFor(t, mtJSON, corev1.SchemeGroupVersion, podList(4))
 	status := &metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired, Message: "continue token expired"}
 	for _, tc := range []struct {
 		name     string
@@ -165,12 +165,12 @@ func TestBadLists(t *testing.T) {
 		{name: "garbage", body: []byte("k8s\x00\xff\xff\xff"), protobuf: true, want: "proto"},
 		{name: "invalid JSON", body: bytes.Replace(js, []byte(`"items":[{`), []byte(`"items":[{,`), 1), want: "invalid character"},
 		{name: "unknown kind", body: bytes.Replace(js, []byte(`"kind":"PodList"`), []byte(`"kind":"GizmoList"`), 1), want: "GizmoList"},
-		{name: "Status body", body: encodeFor(t, false, schema.GroupVersion{Version: "v1"}, status), check: apierrors.IsResourceExpired},
-		{name: "Status body protobuf", body: encodeFor(t, true, schema.GroupVersion{Version: "v1"}, status), protobuf: true, check: apierrors.IsResourceExpired},
+		{name: "Status body", body: encodeFor(t, mtJSON, schema.GroupVersion{Version: "v1"}, status), check: apierrors.IsResourceExpired},
+		{name: "Status body protobuf", body: encodeFor(t, mtProtobuf, schema.GroupVersion{Version: "v1"}, status), protobuf: true, check: apierrors.IsResourceExpired},
 		{name: "empty body", body: nil, want: "0-length"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv.set(tc.body, nil, tc.protobuf)
+			srv.set(tc.body, nil, pbOrJSON(tc.protobuf))
 			ccfg := rest.CopyConfig(cfg)
 			ct := wire.JSON
 			if tc.protobuf {
@@ -212,7 +212,7 @@ func TestAPIErrors(t *testing.T) {
 	testkit.CheckLeaks(t, "shardinformer/wire")
 	srv, cfg := newCanned(t)
 	statusBody := func(code int32, reason metav1.StatusReason) []byte {
-		return encodeFor(t, false, schema.GroupVersion{Version: "v1"}, &metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+		return encodeFor(t, mtJSON, schema.GroupVersion{Version: "v1"}, &metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
 			Status: metav1.StatusFailure, Code: code, Reason: reason, Message: "from the server"})
 	}
 	for _, tc := range []struct {
@@ -227,7 +227,7 @@ func TestAPIErrors(t *testing.T) {
 		{"500 with Status", 500, statusBody(500, metav1.StatusReasonInternalError), "application/json", ""},
 		{"503 plain text", 503, []byte("upstream connect error"), "text/plain", ""},
 		{"502 no body", 502, nil, "", ""},
-		{"403 protobuf Status", 403, encodeFor(t, true, schema.GroupVersion{Version: "v1"}, &metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+		{"403 protobuf Status", 403, encodeFor(t, mtProtobuf, schema.GroupVersion{Version: "v1"}, &metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
 			Status: metav1.StatusFailure, Code: 403, Reason: metav1.StatusReasonForbidden, Message: "no"}), "application/vnd.kubernetes.protobuf", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

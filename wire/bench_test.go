@@ -212,50 +212,51 @@ func BenchmarkHeapPerPod(b *testing.B) {
 	}
 }
 
-// BenchmarkListDecode decodes a protobuf list of 10k realistic pods from
-// memory: client-go reads the whole body and decodes it into a PodList (as
-// rest.Result.Into does after transformResponse's io.ReadAll); wire streams
-// it with 1 and 2 workers.
+// BenchmarkListDecode decodes a list of 10k realistic pods from memory, in
+// protobuf and in CBOR: client-go reads the whole body and decodes it into a
+// PodList (as rest.Result.Into does after transformResponse's io.ReadAll);
+// wire streams it with 1 and 2 workers.
 func BenchmarkListDecode(b *testing.B) {
 	const n = 10000
 	list := &corev1.PodList{}
 	for _, p := range benchPods(n) {
 		list.Items = append(list.Items, *p)
 	}
-	body := encodeObject(b, formatProtobuf, list, schema.GroupVersion{Version: "v1"})
-	list = nil
 	report := func(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/(float64(b.N)*n), "ns/pod")
 		b.ReportMetric(float64(b.N)*n/b.Elapsed().Seconds(), "pods/s")
 		b.ReportMetric(0, "ns/op")
 	}
-	b.Run("impl=client-go", func(b *testing.B) {
-		b.SetBytes(int64(len(body)))
-		b.ReportAllocs()
-		for range b.N {
-			data, err := io.ReadAll(bytes.NewReader(body))
-			if err != nil {
-				b.Fatal(err)
-			}
-			var l corev1.PodList
-			if err := clientGoList(b, formatProtobuf, data, &l); err != nil || len(l.Items) != n {
-				b.Fatal(err)
-			}
-		}
-		report(b)
-	})
-	for _, workers := range []int{1, 2} {
-		b.Run(fmt.Sprintf("impl=wire/workers=%d", workers), func(b *testing.B) {
-			lw := testLW(b, Resource{GVR: benchPodsGVR, Object: &corev1.Pod{}}, WithWorkers(workers))
+	for _, f := range []format{formatProtobuf, formatCBOR} {
+		body := encodeObject(b, f, list, schema.GroupVersion{Version: "v1"})
+		b.Run(fmt.Sprintf("format=%s/impl=client-go", f), func(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
 			for range b.N {
-				l, err := lw.decodeList(bytes.NewReader(body))
-				if err != nil || len(l.(*corev1.PodList).Items) != n {
+				data, err := io.ReadAll(bytes.NewReader(body))
+				if err != nil {
+					b.Fatal(err)
+				}
+				var l corev1.PodList
+				if err := clientGoList(b, f, data, &l); err != nil || len(l.Items) != n {
 					b.Fatal(err)
 				}
 			}
 			report(b)
 		})
+		for _, workers := range []int{1, 2} {
+			b.Run(fmt.Sprintf("format=%s/impl=wire/workers=%d", f, workers), func(b *testing.B) {
+				lw := testLW(b, Resource{GVR: benchPodsGVR, Object: &corev1.Pod{}}, WithWorkers(workers), WithContentType(f.contentType()))
+				b.SetBytes(int64(len(body)))
+				b.ReportAllocs()
+				for range b.N {
+					l, err := lw.decodeList(bytes.NewReader(body))
+					if err != nil || len(l.(*corev1.PodList).Items) != n {
+						b.Fatal(err)
+					}
+				}
+				report(b)
+			})
+		}
 	}
 }

@@ -14,11 +14,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/runtime/serializer/cbor"
 	jsonserializer "k8s.io/apimachinery/pkg/runtime/serializer/json"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/watch"
 	kjson "sigs.k8s.io/json"
 
+	"github.com/shardinformer/shardinformer/wire/internal/cborwire"
 	"github.com/shardinformer/shardinformer/wire/internal/jsonwire"
 	"github.com/shardinformer/shardinformer/wire/internal/pbwire"
 )
@@ -29,11 +31,16 @@ type format int
 const (
 	formatJSON format = iota
 	formatProtobuf
+	formatCBOR
+	numFormats
 )
 
 func (f format) mediaType() string {
-	if f == formatProtobuf {
+	switch f {
+	case formatProtobuf:
 		return runtime.ContentTypeProtobuf
+	case formatCBOR:
+		return runtime.ContentTypeCBOR
 	}
 	return runtime.ContentTypeJSON
 }
@@ -60,13 +67,17 @@ type codec struct {
 	canExcise bool
 
 	// reference holds client-go's decoders per format.
-	reference [2]struct {
+	reference [numFormats]struct {
 		object runtime.Decoder // the body of a list, or a watch event's object
 		event  runtime.Decoder // a watch frame into metav1.WatchEvent
 	}
 	// known reports the kinds the reference decodes into typed objects for
 	// an unstructured resource (metav1's, like Status).
 	known func(schema.GroupVersionKind) bool
+	// cborItem decodes a CBOR list item as a CBOR list decode decodes it:
+	// into the resource's type, or into Unstructured (which, when the item
+	// has no kind, fails with the object decoded; the list supplies it).
+	cborItem runtime.Decoder
 
 	diet diet
 	// pod: the resource is pods, whose diet shares parts before decoding
@@ -83,6 +94,7 @@ func newCodec(res Resource, d diet) (*codec, error) {
 		ns := newUnstructuredSerializer()
 		negotiator = runtime.NewClientNegotiator(ns, res.GVR.GroupVersion())
 		c.known = ns.scheme.Recognizes
+		c.cborItem = cbor.NewSerializer(unstructuredCreater{ns.scheme}, unstructuredTyper{ns.scheme})
 	} else {
 		c.typed = true
 		kinds, _, err := res.Scheme.ObjectKinds(res.Object)
@@ -109,10 +121,11 @@ func newCodec(res Resource, d diet) (*codec, error) {
 		if f, ok := t.FieldByName("ObjectMeta"); ok && f.Type == reflect.TypeFor[metav1.ObjectMeta]() {
 			c.canExcise = strings.HasPrefix(f.Tag.Get("protobuf"), "bytes,1,")
 		}
-		negotiator = runtime.NewClientNegotiator(serializer.NewCodecFactory(res.Scheme).WithoutConversion(), c.gvk.GroupVersion())
+		negotiator = runtime.NewClientNegotiator(codecFactory(res.Scheme).WithoutConversion(), c.gvk.GroupVersion())
 		_, c.pod = res.Object.(*corev1.Pod)
+		c.cborItem = cbor.NewSerializer(res.Scheme, res.Scheme)
 	}
-	for _, f := range []format{formatJSON, formatProtobuf} {
+	for _, f := range []format{formatJSON, formatProtobuf, formatCBOR} {
 		if f == formatProtobuf && !c.protobuf {
 			continue
 		}
@@ -142,11 +155,14 @@ func (c *codec) decodeEvent(f format, frame []byte) (watch.Event, error) {
 	var typ string
 	var object []byte
 	var ok bool
-	if f == formatProtobuf {
+	switch f {
+	case formatProtobuf:
 		var t []byte
 		t, object, ok = pbwire.ParseWatchEvent(frame)
 		typ = string(t)
-	} else {
+	case formatCBOR:
+		typ, object, ok = cborwire.ParseWatchEvent(frame)
+	default:
 		typ, object, ok = jsonwire.ParseWatchEvent(frame)
 	}
 	if !ok {
@@ -182,9 +198,13 @@ func (c *codec) referenceEvent(f format, frame []byte) (watch.Event, error) {
 	return watch.Event{Type: watch.EventType(got.Type), Object: obj}, nil
 }
 
-// decodeObject decodes a watch event's object: enveloped protobuf, or JSON
-// with its kind.
+// decodeObject decodes a watch event's object: enveloped protobuf, JSON
+// with its kind, or CBOR (by client-go's decoder: the watch only frames it
+// and decodes on several goroutines).
 func (c *codec) decodeObject(f format, b []byte) (runtime.Object, error) {
+	if f == formatCBOR {
+		return c.referenceObject(f, b)
+	}
 	if f == formatProtobuf {
 		apiVersion, kind, raw, ok := pbwire.ParseUnknown(b)
 		if !ok || string(apiVersion) != c.apiVersion || string(kind) != c.gvk.Kind {
@@ -298,8 +318,37 @@ func (c *codec) jsonItem(b []byte) (runtime.Object, error) {
 	return c.diet.apply(obj), nil
 }
 
+// cborListItem decodes an item of a CBOR list as client-go's decode of the
+// whole list decodes it.
+func (c *codec) cborListItem(b []byte) (runtime.Object, error) {
+	var into runtime.Object = &unstructured.Unstructured{}
+	if c.typed {
+		into = c.newItem()
+	}
+	obj, _, err := c.cborItem.Decode(b, nil, into)
+	switch {
+	case err == nil && obj != into:
+		return nil, fmt.Errorf("wire: a list item of kind %v", obj.GetObjectKind().GroupVersionKind())
+	case err != nil && (c.typed || !(runtime.IsMissingKind(err) || runtime.IsMissingVersion(err))):
+		return nil, err
+	}
+	// An unstructured item without kind or apiVersion is decoded all the
+	// same; the list gives it its own (listBuilder.unstructuredList).
+	if c.diet.dropManagedFields {
+		clearManagedFields(into)
+	}
+	return c.diet.apply(into), nil
+}
+
+// codecFactory is the codec factory of typed resources: the scheme's, with
+// CBOR.
+func codecFactory(s *runtime.Scheme) serializer.CodecFactory {
+	return serializer.NewCodecFactory(s, serializer.WithSerializer(cbor.NewSerializerInfo))
+}
+
 // unstructuredSerializer is the dynamic client's negotiated serializer
-// (client-go/dynamic keeps its own unexported): JSON only; kinds of metav1
+// (client-go/dynamic keeps its own unexported): JSON and CBOR (as the
+// dynamic client has with client-go's ClientsAllowCBOR); kinds of metav1
 // registered under "v1" (Status, WatchEvent, …) decode typed, everything
 // else into Unstructured.
 type unstructuredSerializer struct {
@@ -320,6 +369,15 @@ func newUnstructuredSerializer() unstructuredSerializer {
 			EncodesAsText: true,
 			Serializer:    jsonSerializer(s, s),
 			Framer:        jsonFramer,
+		},
+	}, {
+		MediaType:        runtime.ContentTypeCBOR,
+		MediaTypeType:    "application",
+		MediaTypeSubType: "cbor",
+		Serializer:       cbor.NewSerializer(unstructuredCreater{s}, unstructuredTyper{s}),
+		StreamSerializer: &runtime.StreamSerializerInfo{
+			Serializer: cbor.NewSerializer(s, s, cbor.Transcode(false)),
+			Framer:     cbor.NewFramer(),
 		},
 	}}}
 }

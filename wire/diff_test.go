@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -20,9 +21,13 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/runtime/serializer/cbor"
 	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
+	clientfeatures "k8s.io/client-go/features"
+	clientfeaturestesting "k8s.io/client-go/features/testing"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/randfill"
@@ -37,7 +42,7 @@ type canned struct {
 	mu        sync.Mutex
 	list      []byte
 	watch     []byte
-	protobuf  bool
+	mediaType string // of the bodies: mtJSON, mtProtobuf or mtCBOR
 	status    int    // non-zero: answer every request with this code and body
 	errBody   []byte // the body for status
 	errCT     string
@@ -52,16 +57,16 @@ func newCanned(t testing.TB) (*canned, *rest.Config) {
 	return c, &rest.Config{Host: srv.URL, QPS: -1}
 }
 
-func (c *canned) set(list, watch []byte, protobuf bool) {
+func (c *canned) set(list, watch []byte, mediaType string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.list, c.watch, c.protobuf, c.status = list, watch, protobuf, 0
+	c.list, c.watch, c.mediaType, c.status = list, watch, mediaType, 0
 }
 
 func (c *canned) serve(w http.ResponseWriter, r *http.Request) {
 	c.mu.Lock()
 	c.requests = append(c.requests, r.URL.String())
-	list, wb, pb, status, errBody, errCT := c.list, c.watch, c.protobuf, c.status, c.errBody, c.errCT
+	list, wb, mt, status, errBody, errCT := c.list, c.watch, c.mediaType, c.status, c.errBody, c.errCT
 	retry := c.retryHint
 	c.mu.Unlock()
 	if status != 0 {
@@ -76,12 +81,12 @@ func (c *canned) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	isWatch := r.URL.Query().Get("watch") == "true" || r.URL.Query().Get("watch") == "1"
-	ct := "application/json"
-	if pb {
-		ct = "application/vnd.kubernetes.protobuf"
-		if isWatch {
-			ct += ";stream=watch"
-		}
+	ct := mt
+	switch {
+	case isWatch && mt == mtProtobuf:
+		ct += ";stream=watch"
+	case isWatch && mt == mtCBOR:
+		ct = "application/cbor-seq" // as kube-apiserver writes CBOR watches
 	}
 	w.Header().Set("Content-Type", ct)
 	w.WriteHeader(http.StatusOK)
@@ -250,19 +255,61 @@ func dynamicFor(cfg *rest.Config) dynamic.Interface {
 	return d
 }
 
+// Media types of the bodies the canned server serves.
+const (
+	mtJSON     = "application/json"
+	mtProtobuf = "application/vnd.kubernetes.protobuf"
+	mtCBOR     = "application/cbor"
+)
+
+// mediaType is the media type of ct's responses (protobuf for Protobuf:
+// for types that have it).
+func mediaType(ct wire.ContentType) string {
+	return map[wire.ContentType]string{wire.Protobuf: mtProtobuf, wire.JSON: mtJSON, wire.CBOR: mtCBOR}[ct]
+}
+
+// pbOrJSON is mtProtobuf or mtJSON.
+func pbOrJSON(protobuf bool) string {
+	if protobuf {
+		return mtProtobuf
+	}
+	return mtJSON
+}
+
+// codecs are client-go's with CBOR, as a server with the
+// CBORServingAndStorage gate has them.
+var codecs = serializer.NewCodecFactory(scheme.Scheme, serializer.WithSerializer(cbor.NewSerializerInfo))
+
+// nondeterministic makes encodeFor and encodeEvents encode CBOR maps
+// without sorting their keys, as kube-apiserver encodes watch events (typed
+// objects' fields then come in struct order: a list's items after its
+// kind and apiVersion).
+var nondeterministic atomic.Bool
+
 // encodeFor encodes obj (typed or unstructured) as the API server would.
-func encodeFor(t testing.TB, protobuf bool, gv schema.GroupVersion, obj runtime.Object) []byte {
+func encodeFor(t testing.TB, mt string, gv schema.GroupVersion, obj runtime.Object) []byte {
 	t.Helper()
+	if mt == mtCBOR {
+		info, _ := runtime.SerializerInfoForMediaType(codecs.SupportedMediaTypes(), mt)
+		var enc runtime.Encoder = info.Serializer
+		if nondeterministic.Load() {
+			enc = runtime.UseNondeterministicEncoding(info.Serializer)
+		}
+		if _, ok := obj.(runtime.Unstructured); !ok {
+			enc = codecs.EncoderForVersion(enc, gv)
+		}
+		b, err := runtime.Encode(enc, obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
 	if u, ok := obj.(runtime.Unstructured); ok {
 		var buf bytes.Buffer
 		if err := unstructured.UnstructuredJSONScheme.Encode(u.(runtime.Object), &buf); err != nil {
 			t.Fatal(err)
 		}
 		return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
-	}
-	mt := "application/json"
-	if protobuf {
-		mt = "application/vnd.kubernetes.protobuf"
 	}
 	info, _ := runtime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), mt)
 	b, err := runtime.Encode(scheme.Codecs.EncoderForVersion(info.Serializer, gv), obj)
@@ -273,21 +320,21 @@ func encodeFor(t testing.TB, protobuf bool, gv schema.GroupVersion, obj runtime.
 }
 
 // encodeEvents encodes a watch stream.
-func encodeEvents(t testing.TB, protobuf bool, gv schema.GroupVersion, events []watch.Event) []byte {
+func encodeEvents(t testing.TB, mt string, gv schema.GroupVersion, events []watch.Event) []byte {
 	t.Helper()
-	mt := "application/json"
-	if protobuf {
-		mt = "application/vnd.kubernetes.protobuf"
-	}
-	info, _ := runtime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), mt)
+	info, _ := runtime.SerializerInfoForMediaType(codecs.SupportedMediaTypes(), mt)
 	var buf bytes.Buffer
-	enc := streaming.NewEncoder(info.StreamSerializer.Framer.NewFrameWriter(&buf), info.StreamSerializer.Serializer)
+	var ser runtime.Encoder = info.StreamSerializer.Serializer
+	if mt == mtCBOR && nondeterministic.Load() {
+		ser = runtime.UseNondeterministicEncoding(info.StreamSerializer.Serializer)
+	}
+	enc := streaming.NewEncoder(info.StreamSerializer.Framer.NewFrameWriter(&buf), ser)
 	for _, ev := range events {
 		objGV := gv
 		if _, ok := ev.Object.(*metav1.Status); ok {
 			objGV = schema.GroupVersion{Version: "v1"}
 		}
-		raw := encodeFor(t, protobuf, objGV, ev.Object)
+		raw := encodeFor(t, mt, objGV, ev.Object)
 		if err := enc.Encode(&metav1.WatchEvent{Type: string(ev.Type), Object: runtime.RawExtension{Raw: raw}}); err != nil {
 			t.Fatal(err)
 		}
@@ -339,26 +386,25 @@ func randomDiffCase(r *rand.Rand) diffCase {
 }
 
 // TestDifferential: for random objects of a built-in type, a second
-// built-in type and an unstructured custom resource, in protobuf and JSON,
+// built-in type and an unstructured custom resource, in protobuf, JSON and
+// CBOR (maps with sorted keys, and unsorted as kube-apiserver writes them),
 // lists and watch streams served over HTTP decode through wire exactly as
 // through client-go's typed and dynamic clients (apiequality), with the
 // diet equal but for managedFields, for random workers and windows.
 func TestDifferential(t *testing.T) {
 	testkit.CheckLeaks(t, "shardinformer/wire")
 	srv, cfg := newCanned(t)
+	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.ClientsAllowCBOR, true) // client-go's CBOR, the reference
 	for _, kc := range kindCases() {
-		for _, protobuf := range []bool{true, false} {
-			if protobuf && !kc.protobuf {
+		for _, ct := range []wire.ContentType{wire.Protobuf, wire.JSON, wire.CBOR} {
+			if ct == wire.Protobuf && !kc.protobuf {
 				continue
 			}
-			ct := wire.JSON
-			if protobuf {
-				ct = wire.Protobuf
-			}
+			mt := mediaType(ct)
 			t.Run(fmt.Sprintf("%s/%s", kc.name, ctName(ct)), func(t *testing.T) {
 				ccfg := rest.CopyConfig(cfg)
-				if protobuf {
-					ccfg.ContentType = "application/vnd.kubernetes.protobuf"
+				if ct != wire.JSON {
+					ccfg.ContentType, ccfg.AcceptContentTypes = mt, mt
 				}
 				for seed := int64(0); seed < 25; seed++ {
 					r := rand.New(rand.NewSource(seed))
@@ -391,7 +437,8 @@ func TestDifferential(t *testing.T) {
 						events = append(events, watch.Event{Type: watch.Error, Object: &metav1.Status{
 							Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired, Message: "too old resource version"}})
 					}
-					srv.set(encodeFor(t, protobuf, kc.gvr.GroupVersion(), list), encodeEvents(t, protobuf, kc.gvr.GroupVersion(), events), protobuf)
+					nondeterministic.Store(r.Intn(2) == 0)
+					srv.set(encodeFor(t, mt, kc.gvr.GroupVersion(), list), encodeEvents(t, mt, kc.gvr.GroupVersion(), events), mt)
 
 					name := fmt.Sprintf("seed=%d/workers=%d/window=%d/diet=%s", seed, dc.workers, dc.window, dc.dietName)
 					opts := append([]wire.Option{wire.WithWorkers(dc.workers), wire.WithWindow(dc.window), wire.WithContentType(ct)}, dc.diet...)

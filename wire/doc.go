@@ -21,7 +21,7 @@
 // Options: WithWorkers (default GOMAXPROCS), WithWindow (default 16 per
 // worker), WithLabelSelector, WithFieldSelector, WithTweakListOptions (applied
 // last, like an informer factory's), WithContentType (Protobuf where the type
-// has it, the default; or JSON), WithMaxFrameSize (default 16 MiB, client-go's
+// has it, the default; JSON; or CBOR, see CBOR below), WithMaxFrameSize (default 16 MiB, client-go's
 // watch limit), and the diet: WithDropManagedFields, WithInterning,
 // WithCompaction, WithSharing, or all four with WithDiet; WithSharedValues
 // also shares identical maps of pods (opt-in, see Memory diet).
@@ -83,9 +83,32 @@
 // with '{' or whitespace; a protobuf one with the 4-byte big-endian length of
 // its first frame, whose first byte is below 0x09 because frames are at most
 // 128 MiB (the bound on WithMaxFrameSize). When protobuf was requested
-// anything else is read as protobuf; otherwise everything is JSON. Only
-// content types that were requested can come back, so this is unambiguous
-// for any server.
+// anything else is read as protobuf. A CBOR body from the API server starts
+// with the self-described tag (0xd9 0xd9 0xf7), and any byte but '{' starts
+// a CBOR data item, so when CBOR was requested anything but '{' is read as
+// CBOR. Otherwise everything is JSON. Only content types that were requested
+// can come back, so this is unambiguous for any server.
+//
+// # CBOR
+//
+// With WithContentType(CBOR) requests accept CBOR (RFC 8949) and JSON;
+// kube-apiserver serves CBOR, for built-in and custom resources, with the
+// CBORServingAndStorage feature gate (alpha in 1.32–1.36) and falls back to
+// JSON without it. internal/cborwire finds item and event boundaries
+// without decoding (well-formedness only; nesting up to 10,000 levels, as
+// apimachinery's decoder): a list body's items are handed to the workers
+// one by one while it streams in, and its other members (metadata, kind,
+// apiVersion) are decoded at the end by client-go's decoder, as one map; a
+// watch stream (application/cbor-seq) is split into events, whose objects
+// client-go's decoder decodes on the workers. Objects equal client-go's
+// (apimachinery's CBOR serializer, as a clientset or dynamic client uses
+// it with client-go's ClientsAllowCBOR gate), map keys sorted or not. The
+// diet applies after decoding. Where client-go's CBOR framer (fxamacker/cbor
+// with its default limits) refuses a watch event nested deeper than 32
+// levels or with more than 131,072 array elements or map pairs, wire
+// delivers it. CBOR decoding is reflection-based and several times slower
+// than protobuf (bench/results/wire.md); for built-in types protobuf stays
+// the better choice, for custom resources CBOR is the compact one.
 //
 // # Decoding
 //
@@ -232,8 +255,9 @@
 //
 // # Fuzzing
 //
-// The fuzz targets (FuzzProtoWatch, FuzzJSONWatch, FuzzProtoList,
-// FuzzJSONList, FuzzDropManagedFieldsProto, FuzzDropManagedFieldsJSON,
+// The fuzz targets (FuzzProtoWatch, FuzzJSONWatch, FuzzCBORWatch,
+// FuzzProtoList, FuzzJSONList, FuzzCBORList, FuzzDropManagedFieldsProto,
+// FuzzDropManagedFieldsJSON,
 // FuzzSharePod here,
 // FuzzReadValue in internal/jsonwire) run their seed corpora (testdata/fuzz)
 // with go test; `make fuzz` (hack/fuzz.sh) runs each for a few seconds.

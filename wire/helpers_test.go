@@ -55,10 +55,7 @@ func restConfig(s *apisim.Server, ct wire.ContentType) *rest.Config {
 func contentTypes() []wire.ContentType { return []wire.ContentType{wire.Protobuf, wire.JSON} }
 
 func ctName(ct wire.ContentType) string {
-	if ct == wire.Protobuf {
-		return "protobuf"
-	}
-	return "json"
+	return map[wire.ContentType]string{wire.Protobuf: "protobuf", wire.JSON: "json", wire.CBOR: "cbor"}[ct]
 }
 
 func newPodLW(t testing.TB, cfg *rest.Config, ns string, opts ...wire.Option) *wire.ListerWatcher {

@@ -18,6 +18,7 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	kjson "sigs.k8s.io/json"
 
+	"github.com/shardinformer/shardinformer/wire/internal/cborwire"
 	"github.com/shardinformer/shardinformer/wire/internal/jsonwire"
 	"github.com/shardinformer/shardinformer/wire/internal/ordered"
 	"github.com/shardinformer/shardinformer/wire/internal/pbwire"
@@ -56,21 +57,33 @@ func (lw *ListerWatcher) decodeList(body io.Reader) (runtime.Object, error) {
 		return nil, err
 	}
 	f := formatJSON
-	if bytes.HasPrefix(head, []byte(pbwire.Magic)) {
+	switch {
+	case bytes.HasPrefix(head, []byte(pbwire.Magic)):
 		if !lw.codec.protobuf {
 			return nil, fmt.Errorf("wire: protobuf list response for %v, which has no protobuf encoding", lw.res.GVR)
 		}
 		f = formatProtobuf
+	case bytes.HasPrefix(head, cborwire.SelfDescribed) || (lw.cborRequested() && head[0] != '{'):
+		// The API server starts CBOR with the self-described tag and JSON
+		// with '{'; asked for CBOR, it answers one of the two.
+		f = formatCBOR
 	}
 	b := lw.newListBuilder(f)
 	defer b.stop()
-	if f == formatProtobuf {
+	switch f {
+	case formatProtobuf:
 		err = pbwire.ReadList(br, lw.cfg.maxFrameSize, (*protoListHandler)(b))
 		var nc *pbwire.NotCanonicalError
 		if errors.As(err, &nc) {
 			return lw.referenceList(formatProtobuf, io.MultiReader(bytes.NewReader(nc.Prefix), br))
 		}
-	} else {
+	case formatCBOR:
+		err = cborwire.ReadList(br, lw.cfg.maxFrameSize, (*cborListHandler)(b))
+		var nc *cborwire.NotCanonicalError
+		if errors.As(err, &nc) {
+			return lw.referenceList(formatCBOR, nc.Body)
+		}
+	default:
 		err = jsonwire.ReadList(jsonwire.NewScanner(br, lw.cfg.maxFrameSize), (*jsonListHandler)(b))
 		var nc *jsonwire.NotCanonicalError
 		if errors.As(err, &nc) {
@@ -149,7 +162,8 @@ type listBuilder struct {
 	listMeta     metav1.ListMeta
 	object       map[string]any // unstructured: the list's members but items
 	itemsPresent bool
-	kindChecked  bool // the JSON handler's Kind has run
+	kindChecked  bool     // the JSON handler's Kind has run
+	members      [][]byte // CBOR: the list's members but items, each key and value encoded
 
 	pool     *ordered.Pool[[]byte, itemResult]
 	halt     chan struct{} // closed to stop the pool
@@ -178,9 +192,12 @@ func (lw *ListerWatcher) newListBuilder(f format) *listBuilder {
 
 func (b *listBuilder) decodeItem(data []byte) itemResult {
 	var r itemResult
-	if b.format == formatProtobuf {
+	switch b.format {
+	case formatProtobuf:
 		r.obj, r.err = b.lw.codec.protoItem(data)
-	} else {
+	case formatCBOR:
+		r.obj, r.err = b.lw.codec.cborListItem(data)
+	default:
 		r.obj, r.err = b.lw.codec.jsonItem(data)
 	}
 	b.lw.putBuf(data)
@@ -262,13 +279,18 @@ func (b *listBuilder) finish() (runtime.Object, error) {
 	if err := b.decodeErr(); err != nil {
 		return nil, err
 	}
+	if b.format == formatCBOR {
+		if err := b.cborMembers(); err != nil {
+			return nil, err
+		}
+	}
 	if !b.lw.codec.typed {
 		return b.unstructuredList()
 	}
 	list := reflect.New(b.lw.listType)
 	v := list.Elem()
 	v.FieldByName("ListMeta").Set(reflect.ValueOf(b.listMeta))
-	if len(b.items) > 0 || (b.itemsPresent && b.format == formatJSON) {
+	if len(b.items) > 0 || (b.itemsPresent && b.format != formatProtobuf) {
 		items := reflect.MakeSlice(v.FieldByName("Items").Type(), len(b.items), len(b.items))
 		for i, obj := range b.items {
 			items.Index(i).Set(reflect.ValueOf(obj).Elem())
@@ -360,3 +382,52 @@ func (h *jsonListHandler) Member(key string, value []byte) error {
 
 func (h *jsonListHandler) Alloc(n int) []byte  { return h.lw.getBuf(n) }
 func (h *jsonListHandler) Item(b []byte) error { return (*listBuilder)(h).addItem(b) }
+
+// cborListHandler receives a CBOR list from cborwire.ReadList.
+type cborListHandler listBuilder
+
+func (h *cborListHandler) Member(key string, keyItem, value []byte) error {
+	if c := h.lw.codec; c.typed && (key == "kind" || key == "apiVersion") {
+		// Keys are sorted, so kind comes before items and apiVersion after
+		// them: a typed list of another kind (a Status, say) is declined
+		// and decoded by client-go's decoder.
+		want := c.apiVersion
+		if key == "kind" {
+			want = c.listGVK.Kind
+		}
+		if v, ok := cborwire.Text(value); !ok || v != want {
+			if h.itemsPresent {
+				return fmt.Errorf("wire: list %s %x after its items, want %q", key, value, want)
+			}
+			return cborwire.ErrDecline
+		}
+	}
+	h.members = append(h.members, append(keyItem, value...))
+	return nil
+}
+
+func (h *cborListHandler) Array()              { h.itemsPresent = true }
+func (h *cborListHandler) Alloc() []byte       { return h.lw.getBuf(0) }
+func (h *cborListHandler) Item(b []byte) error { return (*listBuilder)(h).addItem(b) }
+
+// cborMembers decodes the members of a CBOR list other than its items
+// (metadata, kind, apiVersion, and any other of an unstructured list) with
+// client-go's decoder, as one map: the list without its items.
+func (b *listBuilder) cborMembers() error {
+	c := b.lw.codec
+	data := cborwire.EncodeMap(b.members)
+	if !c.typed {
+		list := &unstructured.UnstructuredList{}
+		if _, _, err := c.reference[formatCBOR].object.Decode(data, nil, list); err != nil {
+			return err
+		}
+		b.object = list.Object
+		return nil
+	}
+	list := reflect.New(b.lw.listType)
+	if _, _, err := c.reference[formatCBOR].object.Decode(data, nil, list.Interface().(runtime.Object)); err != nil {
+		return err
+	}
+	b.listMeta = list.Elem().FieldByName("ListMeta").Interface().(metav1.ListMeta)
+	return nil
+}

@@ -18,6 +18,16 @@ const (
 	Protobuf ContentType = iota
 	// JSON always asks for JSON.
 	JSON
+	// CBOR asks for CBOR (RFC 8949; watch streams as application/cbor-seq)
+	// and takes JSON from servers that do not serve it: Kubernetes serves
+	// CBOR with the CBORServingAndStorage feature gate (alpha since 1.32),
+	// for built-in and custom resources alike. List bodies are split into
+	// items and watch streams into events as with the other encodings, and
+	// decoded on the workers by client-go's CBOR decoder; the diet applies
+	// after decoding. A client given to New must decode metav1.Status in
+	// CBOR for API errors to keep their type (NewForConfig's does; a
+	// clientset's does with client-go's ClientsAllowCBOR gate).
+	CBOR
 )
 
 // DefaultMaxFrameSize bounds a watch frame and a list item: client-go's
@@ -145,7 +155,7 @@ func (c *config) validate() error {
 		return fmt.Errorf("%w: window %d smaller than workers %d", errInvalidOption, c.window, c.workers)
 	case c.maxFrameSize < 1 || c.maxFrameSize > maxFrameSizeLimit:
 		return fmt.Errorf("%w: max frame size %d not in [1, %d]", errInvalidOption, c.maxFrameSize, maxFrameSizeLimit)
-	case c.contentType != Protobuf && c.contentType != JSON:
+	case c.contentType != Protobuf && c.contentType != JSON && c.contentType != CBOR:
 		return fmt.Errorf("%w: content type %d", errInvalidOption, c.contentType)
 	}
 	return nil

@@ -21,21 +21,19 @@ import (
 	"k8s.io/klog/v2"
 )
 
-var formats = []format{formatProtobuf, formatJSON}
+var formats = []format{formatProtobuf, formatJSON, formatCBOR}
 
 func (f format) String() string {
-	if f == formatProtobuf {
-		return "protobuf"
-	}
-	return "json"
+	return [...]string{formatJSON: "json", formatProtobuf: "protobuf", formatCBOR: "cbor"}[f]
 }
 
 func (f format) contentType() ContentType {
-	if f == formatProtobuf {
-		return Protobuf
-	}
-	return JSON
+	return [...]ContentType{formatJSON: JSON, formatProtobuf: Protobuf, formatCBOR: CBOR}[f]
 }
+
+// testCodecs are client-go's codecs with CBOR, as a typed clientset has them
+// with client-go's ClientsAllowCBOR gate.
+var testCodecs = codecFactory(scheme.Scheme)
 
 // testLW returns a ListerWatcher for res whose client is never used.
 func testLW(t testing.TB, res Resource, opts ...Option) *ListerWatcher {
@@ -49,7 +47,7 @@ func testLW(t testing.TB, res Resource, opts ...Option) *ListerWatcher {
 }
 
 func serializerInfo(t testing.TB, f format) runtime.SerializerInfo {
-	info, ok := runtime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), f.mediaType())
+	info, ok := runtime.SerializerInfoForMediaType(testCodecs.SupportedMediaTypes(), f.mediaType())
 	if !ok {
 		t.Fatalf("no serializer for %s", f.mediaType())
 	}
@@ -61,7 +59,7 @@ func serializerInfo(t testing.TB, f format) runtime.SerializerInfo {
 func encodeObject(t testing.TB, f format, obj runtime.Object, gv schema.GroupVersion) []byte {
 	t.Helper()
 	info := serializerInfo(t, f)
-	b, err := runtime.Encode(scheme.Codecs.EncoderForVersion(info.Serializer, gv), obj)
+	b, err := runtime.Encode(testCodecs.EncoderForVersion(info.Serializer, gv), obj)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +90,7 @@ func encodeWatch(t testing.TB, f format, events []watch.Event, gv schema.GroupVe
 // rest.Request.Watch does for a typed clientset.
 func streamWatcher(t testing.TB, f format, body io.Reader) watch.Interface {
 	t.Helper()
-	neg := runtime.NewClientNegotiator(scheme.Codecs.WithoutConversion(), schema.GroupVersion{Version: "v1"})
+	neg := runtime.NewClientNegotiator(testCodecs.WithoutConversion(), schema.GroupVersion{Version: "v1"})
 	params := map[string]string{}
 	if f == formatProtobuf {
 		params["stream"] = "watch"
@@ -128,7 +126,7 @@ func wireWatch(lw *ListerWatcher, body []byte) []watch.Event {
 // (rest.Result.Into with the WithoutConversion codecs).
 func clientGoList(t testing.TB, f format, body []byte, into runtime.Object) error {
 	t.Helper()
-	neg := runtime.NewClientNegotiator(scheme.Codecs.WithoutConversion(), schema.GroupVersion{Version: "v1"})
+	neg := runtime.NewClientNegotiator(testCodecs.WithoutConversion(), schema.GroupVersion{Version: "v1"})
 	dec, err := neg.Decoder(f.mediaType(), nil)
 	if err != nil {
 		t.Fatal(err)

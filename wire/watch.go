@@ -13,6 +13,7 @@ import (
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/shardinformer/shardinformer/wire/internal/cborwire"
 	"github.com/shardinformer/shardinformer/wire/internal/jsonwire"
 	"github.com/shardinformer/shardinformer/wire/internal/ordered"
 	"github.com/shardinformer/shardinformer/wire/internal/pbwire"
@@ -90,13 +91,29 @@ func (lw *ListerWatcher) newWatcher(body io.ReadCloser) *watcher {
 // sniff picks the format from the first byte. A JSON watch stream starts
 // with '{' or whitespace; the length prefix of a protobuf frame starts with
 // a byte below 0x09 (frames are at most 128 MiB). So when protobuf was
-// requested, anything but '{' and whitespace is read as protobuf.
+// requested, anything but '{' and whitespace is read as protobuf. A CBOR
+// stream from the API server starts with the self-described tag (0xd9), but
+// any byte but '{' starts a CBOR data item, so when CBOR was requested,
+// anything but '{' is read as CBOR.
 func (w *watcher) sniff() error {
 	head, err := w.br.Peek(1)
 	if err != nil {
 		return err
 	}
 	max := w.lw.cfg.maxFrameSize
+	if w.lw.cborRequested() && head[0] != '{' { // whitespace is CBOR too
+		w.format = formatCBOR
+		var last []byte
+		w.frames = func(alloc func(int) []byte) ([]byte, error) {
+			if alloc == nil { // reuse one buffer
+				var err error
+				last, err = cborwire.ReadItem(w.br, max, last[:0])
+				return last, err
+			}
+			return cborwire.ReadItem(w.br, max, alloc(0)[:0])
+		}
+		return nil
+	}
 	if c := head[0]; c != '{' && c != ' ' && c != '\t' && c != '\n' && c != '\r' && w.lw.protobufRequested() {
 		w.format = formatProtobuf
 		fr := pbwire.NewFrameReader(w.br, max)

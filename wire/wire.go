@@ -10,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -98,8 +97,11 @@ func New(client rest.Interface, res Resource, opts ...Option) (*ListerWatcher, e
 		accept: runtime.ContentTypeJSON,
 		bufs:   &sync.Pool{},
 	}
-	if c.protobuf && cfg.contentType == Protobuf {
+	switch {
+	case c.protobuf && cfg.contentType == Protobuf:
 		lw.accept = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
+	case cfg.contentType == CBOR:
+		lw.accept = runtime.ContentTypeCBOR + "," + runtime.ContentTypeJSON + ";q=0.9"
 	}
 	if c.typed {
 		list, err := res.Scheme.New(c.listGVK)
@@ -134,7 +136,7 @@ func NewForConfig(cfg *rest.Config, res Resource, opts ...Option) (*ListerWatche
 		if s == nil {
 			s = scheme.Scheme
 		}
-		c.NegotiatedSerializer = serializer.NewCodecFactory(s).WithoutConversion()
+		c.NegotiatedSerializer = codecFactory(s).WithoutConversion()
 	} else {
 		c.NegotiatedSerializer = newUnstructuredSerializer()
 	}
@@ -152,6 +154,9 @@ func NewForConfig(cfg *rest.Config, res Resource, opts ...Option) (*ListerWatche
 func (lw *ListerWatcher) protobufRequested() bool {
 	return lw.codec.protobuf && lw.cfg.contentType == Protobuf
 }
+
+// cborRequested reports whether requests accept CBOR.
+func (lw *ListerWatcher) cborRequested() bool { return lw.cfg.contentType == CBOR }
 
 // IsWatchListSemanticsUnSupported tells client-go's reflector that this
 // ListerWatcher supports WatchList (streaming the initial state as watch
