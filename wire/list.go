@@ -388,9 +388,11 @@ type cborListHandler listBuilder
 
 func (h *cborListHandler) Member(key string, keyItem, value []byte) error {
 	if c := h.lw.codec; c.typed && (key == "kind" || key == "apiVersion") {
-		// Keys are sorted, so kind comes before items and apiVersion after
-		// them: a typed list of another kind (a Status, say) is declined
-		// and decoded by client-go's decoder.
+		// Sorted keys put kind before the items and apiVersion after them;
+		// kube-apiserver's unsorted ones (struct order) put both first.
+		// Before the first item, a typed list of another kind (a Status,
+		// say) is declined and decoded by client-go's decoder; after it,
+		// a mismatch is an error.
 		want := c.apiVersion
 		if key == "kind" {
 			want = c.listGVK.Kind
