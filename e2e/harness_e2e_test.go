@@ -29,7 +29,7 @@ import (
 
 // scenario is one configuration of the informers under test.
 type scenario struct {
-	media     string // mediaProtobuf or mediaJSON
+	media     string // mediaProtobuf, mediaJSON or mediaCBOR (needs a server with CBORServingAndStorage)
 	watchList bool   // client-go feature gate WatchListClient
 	transform bool   // SetTransform stripping managedFields
 	selector  string // label selector of the informers ("" = all pods)
@@ -66,6 +66,9 @@ func newHarness(t *testing.T, cl *cluster.Cluster, sc scenario) *harness {
 	// The reflector reads the gate when it is created (in Run), so the
 	// override must cover the whole test.
 	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, sc.watchList)
+	// client-go speaks CBOR only with this gate (stock informers and the
+	// clientset's decoding of CBOR error bodies alike).
+	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.ClientsAllowCBOR, sc.media == mediaCBOR)
 	admin, err := kubernetes.NewForConfig(cl.RESTConfig())
 	if err != nil {
 		t.Fatal(err)
@@ -398,8 +401,8 @@ func (h *harness) converge(final map[string]uint64) {
 			if diffs, n := h.storeDiff(r, final, 5, true); n > 0 {
 				h.t.Errorf("%s: %d cached objects differ from the server's at the same resourceVersion:\n  %s", name, n, strings.Join(diffs, "\n  "))
 			}
-			h.t.Logf("%-36s converged %v after the writes ended; %d objects; lists=%d watches=%d watchlists=%d gone(410)=%d; responses protobuf=%d json=%d",
-				name, d.Round(time.Millisecond), len(final), r.lw.Lists(), r.lw.Watches(), r.lw.WatchLists(), r.lw.Gone(), r.media.protobuf.Load(), r.media.json.Load())
+			h.t.Logf("%-36s converged %v after the writes ended; %d objects; lists=%d watches=%d watchlists=%d gone(410)=%d; responses protobuf=%d json=%d cbor=%d",
+				name, d.Round(time.Millisecond), len(final), r.lw.Lists(), r.lw.Watches(), r.lw.WatchLists(), r.lw.Gone(), r.media.protobuf.Load(), r.media.json.Load(), r.media.cbor.Load())
 		} else if diffs, n := h.storeDiff(r, final, 10, true); n > 0 {
 			h.t.Errorf("%s: store not converged after %v, %d differences:\n  %s", name, timeout, n, strings.Join(diffs, "\n  "))
 		}
@@ -422,8 +425,12 @@ func (h *harness) converge(final map[string]uint64) {
 				h.t.Errorf("%s: protobuf scenario but no protobuf response was received", name)
 			}
 		case mediaJSON:
-			if r.media.protobuf.Load() != 0 || r.media.json.Load() == 0 {
-				h.t.Errorf("%s: JSON scenario but got protobuf=%d json=%d responses", name, r.media.protobuf.Load(), r.media.json.Load())
+			if r.media.protobuf.Load() != 0 || r.media.cbor.Load() != 0 || r.media.json.Load() == 0 {
+				h.t.Errorf("%s: JSON scenario but got protobuf=%d json=%d cbor=%d responses", name, r.media.protobuf.Load(), r.media.json.Load(), r.media.cbor.Load())
+			}
+		case mediaCBOR:
+			if r.media.protobuf.Load() != 0 || r.media.cbor.Load() == 0 {
+				h.t.Errorf("%s: CBOR scenario but got protobuf=%d json=%d cbor=%d responses", name, r.media.protobuf.Load(), r.media.json.Load(), r.media.cbor.Load())
 			}
 		}
 		if wl := r.lw.WatchLists(); h.sc.watchList != (wl > 0) {

@@ -62,11 +62,12 @@ func (lw tweakedLW) WatchWithContext(ctx context.Context, opts metav1.ListOption
 	return lw.inner.WatchWithContext(ctx, opts)
 }
 
-// contentTypeCounter counts responses by media type (protobuf vs JSON) to
-// prove which encoding a client actually used.
+// contentTypeCounter counts responses by media type (protobuf, JSON, CBOR)
+// to prove which encoding a client actually used.
 type contentTypeCounter struct {
 	protobuf atomic.Int64
 	json     atomic.Int64
+	cbor     atomic.Int64 // application/cbor and application/cbor-seq (watches)
 	other    atomic.Int64
 }
 
@@ -80,6 +81,8 @@ func (c *contentTypeCounter) wrap(rt http.RoundTripper) http.RoundTripper {
 				c.protobuf.Add(1)
 			case strings.HasPrefix(ct, "application/json"):
 				c.json.Add(1)
+			case strings.HasPrefix(ct, "application/cbor"):
+				c.cbor.Add(1)
 			default:
 				c.other.Add(1)
 			}
@@ -95,6 +98,7 @@ func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { r
 const (
 	mediaProtobuf = "application/vnd.kubernetes.protobuf"
 	mediaJSON     = "application/json"
+	mediaCBOR     = "application/cbor"
 )
 
 // podLW returns the pod ListerWatcher of one informer in namespace ns:
@@ -113,8 +117,11 @@ func podLW(client kubernetes.Interface, ns, media string, wireOpts []wire.Option
 			},
 		}, nil
 	}
-	if media == mediaJSON {
+	switch media {
+	case mediaJSON:
 		wireOpts = append(slices.Clone(wireOpts), wire.WithContentType(wire.JSON))
+	case mediaCBOR:
+		wireOpts = append(slices.Clone(wireOpts), wire.WithContentType(wire.CBOR))
 	}
 	return wire.New(client.CoreV1().RESTClient(), wire.Resource{
 		GVR:       schema.GroupVersionResource{Version: "v1", Resource: "pods"},
@@ -130,9 +137,12 @@ func informerClient(base *rest.Config, media string) (kubernetes.Interface, *con
 	cfg := rest.CopyConfig(base)
 	cfg.RateLimiter = flowcontrol.NewFakeAlwaysRateLimiter()
 	cfg.ContentType = media
-	if media == mediaProtobuf {
+	switch media {
+	case mediaProtobuf:
 		cfg.AcceptContentTypes = mediaProtobuf + "," + mediaJSON
-	} else {
+	case mediaCBOR:
+		cfg.AcceptContentTypes = mediaCBOR + "," + mediaJSON + ";q=0.9"
+	default:
 		cfg.AcceptContentTypes = mediaJSON
 	}
 	ctc := &contentTypeCounter{}

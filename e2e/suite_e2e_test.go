@@ -174,8 +174,24 @@ func TestTransformAndSelector(t *testing.T) {
 }
 
 func shortMedia(m string) string {
-	if m == mediaProtobuf {
-		return "protobuf"
+	return map[string]string{mediaProtobuf: "protobuf", mediaJSON: "json", mediaCBOR: "cbor"}[m]
+}
+
+// TestCBOR is TestChurn in CBOR, on a cluster of its own serving it
+// (kube-apiserver's CBORServingAndStorage gate, alpha in 1.36): client-go's
+// informer on client-go's CBOR decoding (its ClientsAllowCBOR gate), and
+// every impl on the wire decoder with WithContentType(wire.CBOR), with
+// WatchList on and off; every response must have been CBOR.
+func TestCBOR(t *testing.T) {
+	cl := ownCluster(t, "--feature-gates=CBORServingAndStorage=true")
+	pods := max(envInt(t, envPods, defaultPods)/2, 10)
+	for _, wl := range []bool{true, false} {
+		t.Run(fmt.Sprintf("watchlist=%v", wl), func(t *testing.T) {
+			h := newHarness(t, cl, scenario{media: mediaCBOR, watchList: wl})
+			h.seed(pods / 5)
+			h.startInformers()
+			h.churn(pods, nil)
+			h.converge(h.serverState())
+		})
 	}
-	return "json"
 }
