@@ -54,7 +54,9 @@ func restConfig(s *apisim.Server, ct wire.ContentType) *rest.Config {
 
 // contentTypes are the encodings to test; apisim serves no CBOR, so CBOR
 // tests the fallback to JSON.
-func contentTypes() []wire.ContentType { return []wire.ContentType{wire.Protobuf, wire.JSON, wire.CBOR} }
+func contentTypes() []wire.ContentType {
+	return []wire.ContentType{wire.Protobuf, wire.JSON, wire.CBOR}
+}
 
 func ctName(ct wire.ContentType) string {
 	return map[wire.ContentType]string{wire.Protobuf: "protobuf", wire.JSON: "json", wire.CBOR: "cbor"}[ct]
