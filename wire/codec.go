@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/runtime/serializer/cbor"
+	"k8s.io/apimachinery/pkg/runtime/serializer/cbor/direct"
 	jsonserializer "k8s.io/apimachinery/pkg/runtime/serializer/json"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/watch"
@@ -78,6 +79,10 @@ type codec struct {
 	// into the resource's type, or into Unstructured (which, when the item
 	// has no kind, fails with the object decoded; the list supplies it).
 	cborItem runtime.Decoder
+	// cborDirect: the type's CBOR items may be unmarshalled directly
+	// (cborListItem): it holds no value the serializer transcodes after
+	// decoding but the FieldsV1 of its metadata's managedFields.
+	cborDirect bool
 
 	diet diet
 	// pod: the resource is pods, whose diet shares parts before decoding
@@ -124,6 +129,7 @@ func newCodec(res Resource, d diet) (*codec, error) {
 		negotiator = runtime.NewClientNegotiator(codecFactory(res.Scheme).WithoutConversion(), c.gvk.GroupVersion())
 		_, c.pod = res.Object.(*corev1.Pod)
 		c.cborItem = cbor.NewSerializer(res.Scheme, res.Scheme)
+		c.cborDirect = !transcodedIn(t, map[reflect.Type]bool{})
 	}
 	for _, f := range []format{formatJSON, formatProtobuf, formatCBOR} {
 		if f == formatProtobuf && !c.protobuf {
@@ -320,7 +326,24 @@ func (c *codec) jsonItem(b []byte) (runtime.Object, error) {
 
 // cborListItem decodes an item of a CBOR list as client-go's decode of the
 // whole list decodes it.
+//
+// A typed item is unmarshalled directly, in apimachinery's strict CBOR mode
+// (cbor/direct), when its type allows (cborDirect): what the lax decode
+// behind the serializer gives whenever the strict one succeeds, without the
+// serializer's extra pass over the item for its apiVersion and kind; the
+// FieldsV1 of managedFields are then transcoded to JSON as the serializer
+// does. On any error the serializer decodes the item, and its result or
+// error is the one client-go's would be.
 func (c *codec) cborListItem(b []byte) (runtime.Object, error) {
+	if c.cborDirect {
+		obj := c.newItem()
+		if direct.Unmarshal(b, obj) == nil && (c.diet.dropManagedFields || transcodeManagedFields(obj) == nil) {
+			if c.diet.dropManagedFields {
+				clearManagedFields(obj)
+			}
+			return c.diet.apply(obj), nil
+		}
+	}
 	var into runtime.Object = &unstructured.Unstructured{}
 	if c.typed {
 		into = c.newItem()
@@ -338,6 +361,58 @@ func (c *codec) cborListItem(b []byte) (runtime.Object, error) {
 		clearManagedFields(into)
 	}
 	return c.diet.apply(into), nil
+}
+
+// transcodeManagedFields rewrites the FieldsV1 of obj's managedFields, as
+// decoded from CBOR, in JSON, as apimachinery's CBOR serializer does after
+// decoding.
+func transcodeManagedFields(obj runtime.Object) error {
+	a, err := meta.Accessor(obj)
+	if err != nil {
+		return err
+	}
+	for _, e := range a.GetManagedFields() { // entries share FieldsV1 pointers with obj
+		if f := e.FieldsV1; f != nil && f.GetRawReader().Size() != 0 {
+			j, err := f.MarshalJSON()
+			if err != nil {
+				return err
+			}
+			f.SetRawBytes(j)
+		}
+	}
+	return nil
+}
+
+// transcodedIn reports whether values of type t can hold, other than in
+// metav1.ObjectMeta, a value apimachinery's CBOR serializer transcodes
+// after decoding (a runtime.RawExtension or a metav1.FieldsV1) or an
+// interface (which could hold one). seen breaks cycles.
+func transcodedIn(t reflect.Type, seen map[reflect.Type]bool) bool {
+	if seen[t] {
+		return false
+	}
+	seen[t] = true
+	switch t {
+	case reflect.TypeFor[metav1.ObjectMeta]():
+		return false // its managedFields: transcodeManagedFields
+	case reflect.TypeFor[runtime.RawExtension](), reflect.TypeFor[metav1.FieldsV1]():
+		return true
+	}
+	switch t.Kind() {
+	case reflect.Interface:
+		return true
+	case reflect.Pointer, reflect.Slice, reflect.Array:
+		return transcodedIn(t.Elem(), seen)
+	case reflect.Map:
+		return transcodedIn(t.Key(), seen) || transcodedIn(t.Elem(), seen)
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if transcodedIn(t.Field(i).Type, seen) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // codecFactory is the codec factory of typed resources: the scheme's, with
