@@ -154,9 +154,17 @@ func BenchmarkWatchDecode(b *testing.B) {
 		})
 		report(b)
 	})
-	for _, workers := range []int{1, 2} {
-		b.Run(fmt.Sprintf("format=cbor/impl=wire/workers=%d", workers), func(b *testing.B) {
-			lw := testLW(b, Resource{GVR: benchPodsGVR, Object: &corev1.Pod{}}, WithWorkers(workers), WithContentType(CBOR))
+	for _, v := range []struct {
+		name    string
+		workers int
+		diet    bool
+	}{{"workers=1", 1, false}, {"workers=2", 2, false}, {"workers=2/diet=full", 2, true}} {
+		b.Run("format=cbor/impl=wire/"+v.name, func(b *testing.B) {
+			opts := []Option{WithWorkers(v.workers), WithContentType(CBOR)}
+			if v.diet {
+				opts = append(opts, WithDiet())
+			}
+			lw := testLW(b, Resource{GVR: benchPodsGVR, Object: &corev1.Pod{}}, opts...)
 			b.SetBytes(int64(len(cborStream)))
 			allocs(b, func() {
 				for range b.N {

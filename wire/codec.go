@@ -205,10 +205,14 @@ func (c *codec) referenceEvent(f format, frame []byte) (watch.Event, error) {
 }
 
 // decodeObject decodes a watch event's object: enveloped protobuf, JSON
-// with its kind, or CBOR (by client-go's decoder: the watch only frames it
-// and decodes on several goroutines).
+// with its kind, or CBOR (by client-go's decoder, after cutting
+// managedFields from the bytes for the diet's drop: the watch frames it and
+// decodes on several goroutines).
 func (c *codec) decodeObject(f format, b []byte) (runtime.Object, error) {
 	if f == formatCBOR {
+		if c.diet.dropManagedFields {
+			b, _ = cborwire.DropManagedFields(b)
+		}
 		return c.referenceObject(f, b)
 	}
 	if f == formatProtobuf {
@@ -327,7 +331,9 @@ func (c *codec) jsonItem(b []byte) (runtime.Object, error) {
 // cborListItem decodes an item of a CBOR list as client-go's decode of the
 // whole list decodes it.
 //
-// A typed item is unmarshalled directly, in apimachinery's strict CBOR mode
+// With the diet's drop, managedFields are cut from the bytes first
+// (cborwire.DropManagedFields), so neither decoded nor transcoded. A typed
+// item is then unmarshalled directly, in apimachinery's strict CBOR mode
 // (cbor/direct), when its type allows (cborDirect): what the lax decode
 // behind the serializer gives whenever the strict one succeeds, without the
 // serializer's extra pass over the item for its apiVersion and kind; the
@@ -335,6 +341,9 @@ func (c *codec) jsonItem(b []byte) (runtime.Object, error) {
 // does. On any error the serializer decodes the item, and its result or
 // error is the one client-go's would be.
 func (c *codec) cborListItem(b []byte) (runtime.Object, error) {
+	if c.diet.dropManagedFields {
+		b, _ = cborwire.DropManagedFields(b)
+	}
 	if c.cborDirect {
 		obj := c.newItem()
 		if direct.Unmarshal(b, obj) == nil && (c.diet.dropManagedFields || transcodeManagedFields(obj) == nil) {

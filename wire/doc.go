@@ -100,10 +100,13 @@
 // one by one while it streams in, and its other members (metadata, kind,
 // apiVersion) are decoded at the end by client-go's decoder, as one map; a
 // watch stream (application/cbor-seq) is split into events, whose objects
-// client-go's decoder decodes on the workers. Objects equal client-go's
+// client-go's decoder decodes on the workers. With the diet's drop,
+// managedFields are cut from the bytes first (apimachinery would decode
+// them and transcode their FieldsV1 to JSON: about half of a pod's CBOR
+// decode). Objects equal client-go's
 // (apimachinery's CBOR serializer, as a clientset or dynamic client uses
 // it with client-go's ClientsAllowCBOR gate), map keys sorted or not. The
-// diet applies after decoding. Where client-go's CBOR framer (fxamacker/cbor
+// rest of the diet applies after decoding. Where client-go's CBOR framer (fxamacker/cbor
 // with its default limits) refuses a watch event nested deeper than 32
 // levels or with more than 131,072 array elements or map pairs, wire
 // delivers it. apimachinery's CBOR decoding is reflection-based: about 7x
@@ -259,7 +262,7 @@
 //
 // The fuzz targets (FuzzProtoWatch, FuzzJSONWatch, FuzzCBORWatch,
 // FuzzProtoList, FuzzJSONList, FuzzCBORList, FuzzDropManagedFieldsProto,
-// FuzzDropManagedFieldsJSON,
+// FuzzDropManagedFieldsJSON, FuzzDropManagedFieldsCBOR,
 // FuzzSharePod here,
 // FuzzReadValue in internal/jsonwire) run their seed corpora (testdata/fuzz)
 // with go test; `make fuzz` (hack/fuzz.sh) runs each for a few seconds.

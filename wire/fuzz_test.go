@@ -19,6 +19,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/shardinformer/shardinformer/apisim"
+	"github.com/shardinformer/shardinformer/wire/internal/cborwire"
 	"github.com/shardinformer/shardinformer/wire/internal/jsonwire"
 	"github.com/shardinformer/shardinformer/wire/internal/pbwire"
 )
@@ -263,6 +264,30 @@ func FuzzSharePod(f *testing.F) {
 	})
 }
 
+// FuzzDropManagedFieldsCBOR is the same for a pod's CBOR: the cut bytes
+// decode (as client-go's CBOR decoder decodes an object) to the full
+// decode with ManagedFields cleared, and hold no managedFields.
+func FuzzDropManagedFieldsCBOR(f *testing.F) {
+	addSeeds(f, cborExcisionSeeds(f))
+	dec := testCodecs.UniversalDeserializer()
+	f.Fuzz(func(t *testing.T, b []byte) {
+		full, _, ferr := dec.Decode(b, nil, &corev1.Pod{})
+		cut, ok := cborwire.DropManagedFields(bytes.Clone(b))
+		if !ok || ferr != nil {
+			return
+		}
+		got, _, err := dec.Decode(cut, nil, &corev1.Pod{})
+		if err != nil {
+			t.Fatalf("cut bytes do not decode: %v", err)
+		}
+		want := full.(*corev1.Pod)
+		want.ManagedFields = nil
+		if gp := got.(*corev1.Pod); gp.ManagedFields != nil || !apiequality.Semantic.DeepEqual(want, gp) {
+			t.Fatalf("cut decode differs:\n%s", cmp.Diff(want, gp))
+		}
+	})
+}
+
 // FuzzDropManagedFieldsJSON is the same for a pod's JSON.
 func FuzzDropManagedFieldsJSON(f *testing.F) {
 	addSeeds(f, jsonExcisionSeeds(f))
@@ -386,6 +411,16 @@ func jsonExcisionSeeds(t testing.TB) [][]any {
 		[]any{[]byte(`{"metadata":{"managed\u0046ields":[{"manager":"x"}]}}`)})
 }
 
+func cborExcisionSeeds(t testing.TB) [][]any {
+	var out [][]any
+	for _, p := range seedPods() {
+		out = append(out, []any{encodeObject(t, formatCBOR, p, podGV)})
+	}
+	return append(out,
+		[]any{[]byte("\xbf\x48metadata\xbf\x4dmanagedFields\x80\x44name\x41a\xff\xff")},
+		[]any{[]byte("\xa1\x68metadata\xa2\x6dmanagedFields\xf6\x6dmanagedFields\x80")})
+}
+
 func addSeeds(f *testing.F, seeds [][]any) {
 	for _, s := range seeds {
 		f.Add(s...)
@@ -400,7 +435,7 @@ func TestWriteFuzzCorpus(t *testing.T) {
 	for name, seeds := range map[string][][]any{
 		"FuzzProtoWatch": protoWatchSeeds(t), "FuzzJSONWatch": jsonWatchSeeds(t),
 		"FuzzProtoList": protoListSeeds(t), "FuzzJSONList": jsonListSeeds(t),
-		"FuzzCBORWatch": cborWatchSeeds(t), "FuzzCBORList": cborListSeeds(t),
+		"FuzzCBORWatch": cborWatchSeeds(t), "FuzzCBORList": cborListSeeds(t), "FuzzDropManagedFieldsCBOR": cborExcisionSeeds(t),
 		"FuzzDropManagedFieldsProto": protoExcisionSeeds(), "FuzzDropManagedFieldsJSON": jsonExcisionSeeds(t),
 		"FuzzSharePod": protoExcisionSeeds(),
 	} {

@@ -23,8 +23,8 @@ const (
 	// CBOR with the CBORServingAndStorage feature gate (alpha since 1.32),
 	// for built-in and custom resources alike. List bodies are split into
 	// items and watch streams into events as with the other encodings, and
-	// decoded on the workers by client-go's CBOR decoder; the diet applies
-	// after decoding. A client given to New must decode metav1.Status in
+	// decoded on the workers by client-go's CBOR decoder; the diet's drop
+	// cuts managedFields from the bytes, the rest applies after decoding. A client given to New must decode metav1.Status in
 	// CBOR for API errors to keep their type (NewForConfig's does; a
 	// clientset's does with client-go's ClientsAllowCBOR gate).
 	CBOR

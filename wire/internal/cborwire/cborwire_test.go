@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
+	"maps"
 	"math/rand"
 	"strings"
 	"testing"
@@ -249,6 +251,63 @@ func TestParseWatchEvent(t *testing.T) {
 		}
 		if ok && len(object) == 0 {
 			t.Errorf("%s: no object bytes", tc.name)
+		}
+	}
+}
+
+// TestDropManagedFields: the entry goes, with metadata's count (a head that
+// shrinks from two bytes to one at 24 entries), under the tag or not, in an
+// indefinite-length map; objects without it, and bytes that are not one
+// well-formed item, stay as they were.
+func TestDropManagedFields(t *testing.T) {
+	meta := func(n int, withMF bool) map[string]any {
+		m := map[string]any{}
+		for i := range n {
+			m[fmt.Sprintf("k%02d", i)] = i
+		}
+		if withMF {
+			m["managedFields"] = []any{map[string]any{"manager": "x"}}
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		name string
+		obj  map[string]any
+	}{
+		{"23 other entries", map[string]any{"kind": "Pod", "metadata": meta(23, true), "spec": 1}},
+		{"one other entry", map[string]any{"metadata": meta(1, true)}},
+		{"only managedFields", map[string]any{"metadata": meta(0, true)}},
+	} {
+		b, err := cbor.Marshal(tc.obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, in := range [][]byte{b, append(append([]byte{}, SelfDescribed...), b...)} {
+			out, ok := DropManagedFields(bytes.Clone(in))
+			var got map[string]any
+			if !ok || cbor.Unmarshal(out, &got) != nil {
+				t.Fatalf("%s: ok=%v, % x", tc.name, ok, out)
+			}
+			want := maps.Clone(tc.obj)
+			wantMeta := maps.Clone(tc.obj["metadata"].(map[string]any))
+			delete(wantMeta, "managedFields")
+			want["metadata"] = wantMeta
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("%s: got %v, want %v", tc.name, got, want)
+			}
+		}
+	}
+	indef := []byte("\xbf\x48metadata\xbf\x44name\x41a\x4dmanagedFields\x80\xff\xff")
+	if out, ok := DropManagedFields(bytes.Clone(indef)); !ok || string(out) != "\xbf\x48metadata\xbf\x44name\x41a\xff\xff" {
+		t.Errorf("indefinite-length metadata: ok=%v, % x", ok, out)
+	}
+	none := []byte("\xa1\x48metadata\xa1\x44name\x41a")
+	if out, ok := DropManagedFields(bytes.Clone(none)); !ok || !bytes.Equal(out, none) {
+		t.Errorf("without managedFields: ok=%v, % x", ok, out)
+	}
+	for _, bad := range [][]byte{none[:len(none)-1], append(bytes.Clone(none), 0), {0xa1, 0x01, 0x02}} {
+		if out, ok := DropManagedFields(bytes.Clone(bad)); ok || !bytes.Equal(out, bad) {
+			t.Errorf("% x: ok=%v, % x; want unchanged, not ok", bad, ok, out)
 		}
 	}
 }

@@ -377,3 +377,77 @@ func appendHead(b []byte, major byte, arg uint64) []byte {
 	return append(b, m|27, byte(arg>>56), byte(arg>>48), byte(arg>>40), byte(arg>>32),
 		byte(arg>>24), byte(arg>>16), byte(arg>>8), byte(arg))
 }
+
+// DropManagedFields removes the "managedFields" entry of the "metadata" map
+// of the object b (a map, optionally under the self-described tag), in
+// place, and returns the shortened object; b unchanged if it has none. The
+// entry's value is skipped without being decoded. ok=false (b unchanged)
+// unless b is exactly one well-formed item and the keys on the way are
+// definite-length strings.
+func DropManagedFields(b []byte) (out []byte, ok bool) {
+	if n, err := Len(b, len(b)); err != nil || n != len(b) {
+		return b, false
+	}
+	meta := -1
+	top := 0
+	if bytes.HasPrefix(b, SelfDescribed) {
+		top = len(SelfDescribed)
+	}
+	if !entries(b, top, func(key string, _, val, _ int) bool {
+		if key == "metadata" {
+			meta = val
+		}
+		return meta < 0
+	}) {
+		return b, false
+	}
+	if meta < 0 {
+		return b, true
+	}
+	at, end := -1, -1
+	if !entries(b, meta, func(key string, a, _, e int) bool {
+		if key == "managedFields" {
+			at, end = a, e
+		}
+		return at < 0
+	}) {
+		return b, meta >= 0 && b[meta]>>5 != majorMap // metadata not a map: the decoder reports it
+	}
+	if at < 0 {
+		return b, true
+	}
+	_, ai, arg, hn, _ := head(b[meta:])
+	if ai == aiIndefinite { // no count to change
+		return append(b[:at], b[end:]...), true
+	}
+	// Rewrite metadata's head for one entry less (it may get shorter) and
+	// close the gaps.
+	out = appendHead(b[:meta], majorMap, arg-1)
+	out = append(out, b[meta+hn:at]...)
+	return append(out, b[end:]...), true
+}
+
+// entries calls fn with each entry of the map at b[pos:] (b is well-formed):
+// its key and the offsets where the entry and its value start and where it
+// ends, until fn returns false. It reports false if the item there is not a
+// map whose keys, up to where fn stopped, are definite-length strings.
+func entries(b []byte, pos int, fn func(key string, at, val, end int) bool) bool {
+	major, ai, arg, n, err := head(b[pos:])
+	if err != nil || major != majorMap {
+		return false
+	}
+	p := pos + n
+	for i := uint64(0); ai != aiIndefinite && i < arg || ai == aiIndefinite && b[p] != breakCode; i++ {
+		key, rest, isText := text(b[p:])
+		if !isText {
+			return false
+		}
+		val := len(b) - len(rest)
+		vn, _ := Len(rest, len(rest))
+		if !fn(key, p, val, val+vn) {
+			return true
+		}
+		p = val + vn
+	}
+	return true
+}
