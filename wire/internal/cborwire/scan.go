@@ -61,7 +61,7 @@ type level struct {
 }
 
 // scanner finds the end of one data item in a byte slice that may grow
-// between calls (the same bytes, more of them): Scan resumes where it
+// between calls (the same bytes, more of them): scan resumes where it
 // stopped.
 type scanner struct {
 	max   int
