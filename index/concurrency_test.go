@@ -116,6 +116,20 @@ func TestConcurrentReaders(t *testing.T) {
 	stop := startReaders(t, readers, func(id int, done *atomic.Bool) error {
 		return reader(s, id, stable, churn, namespaces, tags, &completed, done, &reads)
 	})
+	// And one goroutine prefetching every key, as a writer would before a batch (under -race: it
+	// reads what the writer writes, across deletions, tombstones, rebuilds and Replace).
+	var keys []string
+	for i := range max(stable, churn) {
+		keys = append(keys, fmt.Sprintf("s%d", i), fmt.Sprintf("c%d", i)) // s%d beyond stable: absent
+	}
+	stopPrefetch := startReaders(t, 1, func(_ int, done *atomic.Bool) error {
+		for !done.Load() {
+			for i := range shards {
+				s.Partition(i).Prefetch(slices.Values(keys))
+			}
+		}
+		return nil
+	})
 
 	// The writer: this goroutine.
 	for i := range writes {
@@ -150,6 +164,7 @@ func TestConcurrentReaders(t *testing.T) {
 		}
 	}
 	stop()
+	stopPrefetch()
 	for i := range shards {
 		if err := checkInvariants(s.Partition(i)); err != nil {
 			t.Errorf("partition %d: %v", i, err)

@@ -28,6 +28,11 @@
 // state sharing the item map with the new indexes appended, after indexing every object under them,
 // so the indexer set a reader sees always matches indexes it can query.
 //
+// An update of a key reads, one after the other, memory that a large cache seldom has in the CPU
+// caches: the key's slot (pointer and tag), its cell, the key's bytes and its current version.
+// Partition.Prefetch reads them for a batch of keys at once, so that a writer about to apply the
+// batch takes those misses overlapped rather than one by one (index.BenchmarkUpsertBatch).
+//
 // # Write protocol and what readers see
 //
 // The writer changes a key in this order: it adds the cell to the sets of the values the new object

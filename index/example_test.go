@@ -55,3 +55,26 @@ func Example() {
 	// [db web]
 	// 1 42
 }
+
+// A writer applying a batch of changes to a partition prefetches the batch's keys first.
+func ExamplePartition_Prefetch() {
+	p := index.NewPartition(cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	batch := []*corev1.Pod{
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web", ResourceVersion: "7"}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "db", ResourceVersion: "8"}},
+	}
+	keys := make([]string, len(batch))
+	for i, pod := range batch {
+		keys[i], _ = cache.MetaNamespaceKeyFunc(pod)
+	}
+
+	p.Prefetch(slices.Values(keys)) // at most index.PrefetchKeys of them
+	for i, pod := range batch {
+		if _, _, err := p.Upsert(keys[i], pod); err != nil {
+			panic(err)
+		}
+	}
+	obj, _ := p.Get("default/db")
+	fmt.Println(p.Len(), obj.(*corev1.Pod).ResourceVersion)
+	// Output: 2 8
+}

@@ -403,3 +403,57 @@ func TestUpsertStamped(t *testing.T) {
 		t.Errorf("after Replace: old stamp %d, want 0", old)
 	}
 }
+
+// TestPrefetch checks that Prefetch reads keys of every kind — present, absent, deleted (their
+// slots tombstones), empty — without a change to the partition (content and invariants, indexes
+// included), on an empty partition too, and that it stops asking for keys after PrefetchKeys.
+func TestPrefetch(t *testing.T) {
+	p := NewPartition(cache.Indexers{"app": byApp})
+	p.Prefetch(slices.Values([]string{"ns/a", ""})) // empty
+
+	var keys []string
+	for i := range 3 * PrefetchKeys {
+		key := fmt.Sprintf("ns/p%d", i)
+		keys = append(keys, key)
+		if _, _, err := p.Upsert(key, pod("ns", fmt.Sprintf("p%d", i), "app", "x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, key := range keys[:PrefetchKeys] {
+		p.Delete(key)
+	}
+	if _, _, err := p.Upsert("", pod("", "")); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(p)
+
+	asked := 0
+	p.Prefetch(func(yield func(string) bool) {
+		for _, key := range append([]string{"", "ns/absent"}, keys...) { // deleted ones first
+			asked++
+			if !yield(key) {
+				return
+			}
+		}
+	})
+	if asked != PrefetchKeys {
+		t.Errorf("Prefetch asked for %d keys, want %d", asked, PrefetchKeys)
+	}
+	if after := snapshot(p); !slices.Equal(after, before) {
+		t.Errorf("Prefetch changed the partition:\n%v\nwant\n%v", after, before)
+	}
+	if err := checkInvariants(p); err != nil {
+		t.Error(err)
+	}
+}
+
+// snapshot describes a partition's content: every key with its object's name, sorted.
+func snapshot(p *Partition) []string {
+	var out []string
+	p.Range(func(key string, obj any) bool {
+		out = append(out, key+"="+obj.(*corev1.Pod).Name)
+		return true
+	})
+	sort.Strings(out)
+	return out
+}

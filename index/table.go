@@ -2,6 +2,7 @@ package index
 
 import (
 	"hash/maphash"
+	"iter"
 	"sync/atomic"
 )
 
@@ -136,6 +137,38 @@ func (t *table) find(key string, h uint64) *cell {
 			return c
 		}
 	}
+}
+
+// touch reads, for each key of keys, what a find of it reads first — its home slot and tag, the
+// cell there, that cell's key bytes and current version — and returns a value computed from them
+// so that the loads cannot be dropped. Its loop iterations are independent, so a CPU overlaps
+// their cache misses, where the finds that follow would take them one after the other. It stops
+// after PrefetchKeys keys (the lines loaded must still be cached when the finds come).
+//
+//go:noinline
+func (t *table) touch(keys iter.Seq[string]) (sink uint64) {
+	a := t.arr.Load()
+	mask := uint64(len(a.cells) - 1)
+	var cells [PrefetchKeys]*cell
+	n := 0
+	for key := range keys {
+		i := hashKey(key) & mask
+		cells[n] = a.cells[i].Load()
+		sink += uint64(a.tags[i/4].Load())
+		if n++; n == PrefetchKeys {
+			break
+		}
+	}
+	for _, c := range cells[:n] {
+		if c == nil || len(c.key) == 0 { // empty slot, tombstone (or the key "")
+			continue
+		}
+		sink += uint64(c.key[0])
+		if v := c.cur.Load(); v != nil {
+			sink += v.stamp
+		}
+	}
+	return sink
 }
 
 // scan is one scan of a table: the array, loaded once, and the largest stamp to visit, from the

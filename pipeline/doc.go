@@ -24,7 +24,10 @@
 //     index.Partition and the only producer of the shard's outlets. It pops a
 //     batch of keys, applies their deltas to the partition, pushes one
 //     notification per delta and listener, then flushes each touched ring
-//     once and wakes parked workers. It is held, under the shard's mutex, by
+//     once and wakes parked workers. Before it applies a batch it has the
+//     partition prefetch the batch's keys (index.Partition.Prefetch), so
+//     that the cache misses of a large cache's item map overlap rather than
+//     come one per key. It is held, under the shard's mutex, by
 //     the shard's drain goroutine, which parks on a doorbell when nothing is
 //     pending, or by the reflector goroutine: a watch event reaching a shard
 //     whose drain goroutine is parked is applied and published by the

@@ -154,8 +154,19 @@ func (s *shard) passLocked() (n int, woke bool) {
 		start = time.Now()
 	}
 	st := BatchStats{Keys: len(items)}
-	for i := range items {
-		s.apply(&items[i], &st)
+	for chunk := range slices.Chunk(items, index.PrefetchKeys) {
+		if len(chunk) > 1 { // overlap the partition's cache misses of the chunk
+			s.part.Prefetch(func(yield func(string) bool) {
+				for i := range chunk {
+					if !yield(chunk[i].Key) {
+						return
+					}
+				}
+			})
+		}
+		for i := range chunk {
+			s.apply(&chunk[i], &st)
+		}
 	}
 	woke = s.flush()
 	if m, ok := s.queue.Done(items); ok {
