@@ -173,14 +173,16 @@ func serveClient(ctx context.Context, sp spec, reg prometheus.Registerer, cmds <
 	c.stopReaders()
 
 	// Catch up and check. The check reads the whole cache, so it runs once
-	// the cheap counters say the client is done, and the CPU and time of
-	// the check that passes are not counted.
+	// the cheap counters say the client is done, and the CPU, time, heap
+	// allocation and GC cycles of the check that passes are not counted.
 	var chk checkResult
 	deadline := time.Now().Add(sp.Quiesce)
 	c.awaitQuiet(ctx, end.Emitted, deadline)
 	var want map[string]string
 	final := false
 	var cpuEnd time.Duration
+	var gcEnd uint64
+	var heapEnd heapReading
 	for {
 		if !final {
 			emit(message{Type: msgWantState})
@@ -190,7 +192,7 @@ func serveClient(ctx context.Context, sp spec, reg prometheus.Registerer, cmds <
 			}
 			want, final = st.State, st.Final
 		}
-		cpuEnd = cpuTime()
+		cpuEnd, gcEnd, heapEnd = cpuTime(), gcCycles(), readHeap()
 		chk = check(c, want)
 		if chk.Pass {
 			break
@@ -205,7 +207,7 @@ func serveClient(ctx context.Context, sp spec, reg prometheus.Registerer, cmds <
 		}
 	}
 	gc1, pause1 := gcStats()
-	gcChurn, heapEnd := gcCycles()-gcChurn, readHeap()
+	gcChurn = gcEnd - gcChurn
 	if err := churnAllocsSnapshot(sp, "churn-end"); err != nil {
 		return err
 	}

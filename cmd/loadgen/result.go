@@ -78,8 +78,8 @@ type implResult struct {
 	// cycle's marking takes CPU from delivery, so runs with one and runs
 	// without differ in latency.
 	ChurnGCCycles uint64 `json:"churn_gc_cycles"`
-	// Heap allocated between the churn's start and the catch-up (bytes and
-	// objects, from runtime/metrics), and at the churn's start the heap
+	// Heap allocated between the churn's start and the catch-up, before the
+	// check that passed (bytes and objects, from runtime/metrics), and at the churn's start the heap
 	// the last cycle marked live, the next cycle's goal and the heap then:
 	// goal minus heap is how much the churn may allocate before a cycle
 	// starts (own process only, else 0).
