@@ -243,7 +243,7 @@ func controllerReport(t *testing.T) (*report, string, string) {
 }
 
 // TestControllerScenario checks a real controller run in child processes:
-// trials alternate the implementations, every key is reconciled at its
+// trials alternate the implementations (A B, then B A), every key is reconciled at its
 // final state on both stacks (the check), every churn change reaches a
 // reconcile, and every figure has both values, a ratio and a verdict.
 func TestControllerScenario(t *testing.T) {
@@ -299,8 +299,8 @@ func TestControllerScenario(t *testing.T) {
 			t.Errorf("%s: pipeline counters present = %v", r.Impl, r.Coalesced != nil)
 		}
 	}
-	if want := []string{implOurs, implClientGo, implOurs, implClientGo}; !slices.Equal(order, want) {
-		t.Errorf("trial order %v, want %v (alternating)", order, want)
+	if want := []string{implOurs, implClientGo, implClientGo, implOurs}; !slices.Equal(order, want) {
+		t.Errorf("trial order %v, want %v (alternating, reversed every other run)", order, want)
 	}
 	keys := map[string]bool{}
 	for _, f := range rep.Figures {
@@ -1077,4 +1077,18 @@ func readProfile(t *testing.T, path string) *pprofile.Profile {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// TestRunOrder checks the trial order of runs 1 to 3: as given, reversed, as given; the list
+// passed in is not changed.
+func TestRunOrder(t *testing.T) {
+	impls := []string{"a", "b", "c"}
+	for r, want := range [][]string{{"a", "b", "c"}, {"c", "b", "a"}, {"a", "b", "c"}} {
+		if got := runOrder(impls, r+1); !slices.Equal(got, want) {
+			t.Errorf("run %d: %v, want %v", r+1, got, want)
+		}
+	}
+	if !slices.Equal(impls, []string{"a", "b", "c"}) {
+		t.Errorf("runOrder changed its argument: %v", impls)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"time"
 
@@ -69,7 +70,7 @@ func run(ctx context.Context, c config, stdout, stderr io.Writer) (*report, erro
 			groups := [][]string{c.impls}
 			if !c.sideBySide {
 				groups = nil
-				for _, impl := range c.impls {
+				for _, impl := range runOrder(c.impls, r) {
 					groups = append(groups, []string{impl})
 				}
 			}
@@ -651,4 +652,20 @@ func (t *simTarget) preencode(ctx context.Context, contentType string) error {
 	}
 	_, err = io.Copy(io.Discard, resp.Body)
 	return err
+}
+
+// runOrder is the order in which run r (from 1) runs the implementations,
+// each alone: as given in odd runs, reversed in even ones (A B, B A, A B…),
+// so that what a trial's position brings (the machine as the previous
+// trial's process left it) falls on each implementation in turn rather than
+// on one. The first trial of an invocation remains special: it often pays
+// the most kernel CPU for page faults (up to 3x later trials' on the project
+// machine), and it is the first implementation's.
+func runOrder(impls []string, r int) []string {
+	if r%2 == 1 {
+		return impls
+	}
+	rev := slices.Clone(impls)
+	slices.Reverse(rev)
+	return rev
 }
