@@ -173,7 +173,8 @@ Fairness: by default each implementation runs alone in a process of its own
 alone; the simulated API server and the churn writer stay in the parent
 process. Each run repeats --runs times, alternating the implementations
 (A B, B A, A B ...: the order reversed every other run) on the same workload
-and seed, and the report gives median and min-max. --side-by-side runs them at once in one process on one stream.
+and seed, and the report gives median and min-max. --side-by-side runs them
+at once in one process on one stream.
 
 Output: a summary on stdout; report.json (schema: report.schema.json) and
 report.html (rendered from that JSON, offline) in a new directory under

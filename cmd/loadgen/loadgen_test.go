@@ -243,9 +243,10 @@ func controllerReport(t *testing.T) (*report, string, string) {
 }
 
 // TestControllerScenario checks a real controller run in child processes:
-// trials alternate the implementations (A B, then B A), every key is reconciled at its
-// final state on both stacks (the check), every churn change reaches a
-// reconcile, and every figure has both values, a ratio and a verdict.
+// trials alternate the implementations (A B, then B A), every key is
+// reconciled at its final state on both stacks (the check), every churn
+// change reaches a reconcile, and every figure has both values, a ratio and
+// a verdict.
 func TestControllerScenario(t *testing.T) {
 	rep, stdout, _ := controllerReport(t)
 	if !rep.Pass || rep.Scenario != scenarioController || rep.Settings.Mode != modeProcess {

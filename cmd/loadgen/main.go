@@ -45,10 +45,10 @@
 // stdout (client.go): its process CPU, heap, RSS and GC are its own, and
 // the simulated server and churn writer stay in the parent, with every pod
 // encoded before the child starts. Trials repeat --runs times, alternating
-// the implementations (A B, B A, …), on the same workload and seed; figures are medians
-// with min–max. --side-by-side runs the implementations at once in this
-// process on one stream instead (same events at the same moments, but they
-// compete for cores; CPU is split by goroutine label).
+// the implementations (A B, B A, …), on the same workload and seed; figures
+// are medians with min–max. --side-by-side runs the implementations at once
+// in this process on one stream instead (same events at the same moments,
+// but they compete for cores; CPU is split by goroutine label).
 //
 // # Output
 //

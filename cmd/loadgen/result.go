@@ -79,10 +79,10 @@ type implResult struct {
 	// without differ in latency.
 	ChurnGCCycles uint64 `json:"churn_gc_cycles"`
 	// Heap allocated between the churn's start and the catch-up, before the
-	// check that passed (bytes and objects, from runtime/metrics), and at the churn's start the heap
-	// the last cycle marked live, the next cycle's goal and the heap then:
-	// goal minus heap is how much the churn may allocate before a cycle
-	// starts (own process only, else 0).
+	// check that passed (bytes and objects, from runtime/metrics), and at
+	// the churn's start the heap the last cycle marked live, the next
+	// cycle's goal and the heap then: goal minus heap is how much the churn
+	// may allocate before a cycle starts (own process only, else 0).
 	ChurnAllocBytes   uint64 `json:"churn_alloc_bytes,omitempty"`
 	ChurnAllocObjects uint64 `json:"churn_alloc_objects,omitempty"`
 	ChurnStartLive    uint64 `json:"churn_start_live_bytes,omitempty"`
