@@ -34,6 +34,8 @@ type Item struct {
 	// Initial reports whether the key belongs to the initial population (the
 	// isInInitialList flag of the notifications it produces).
 	Initial bool
+
+	entry *entry // the key's entry, for Done
 }
 
 // Mark is a sync mark: every change queued before it has been applied.
@@ -67,10 +69,15 @@ func (c Config) validate() error {
 	return nil
 }
 
-// shrinkAbove is the key count above which a queue that drains empty
-// reallocates its map and slice: Go maps keep their buckets, and a relist of
-// 100k objects would otherwise pin them for the queue's life.
+// shrinkAbove is the key count above which a queue that empties reallocates
+// its map and slice: Go maps keep their buckets, and a relist of 100k objects
+// would otherwise pin them for the queue's life.
 const shrinkAbove = 4096
+
+// keepFree bounds the entries kept for reuse: a batch of keys at the
+// pipeline's default batch size, about what the queue holds at a time in
+// steady churn.
+const keepFree = 256
 
 type pendingMark struct {
 	at uint64 // the mark completes when this many keys have been Done
@@ -87,14 +94,16 @@ type Queue struct {
 
 	mu struct {
 		sync.Mutex
-		items    map[string]queued // queued keys
-		order    []string          // queued keys, oldest first; order[head:] are live
-		head     int
-		inflight map[string]newest // popped, not yet Done: the state they bring
-		popped   cache.Deltas      // the deltas of the last Pop's items
-		marks    []pendingMark
-		pushed   uint64 // keys ever appended to order
-		done     uint64 // keys ever Done
+		// entries holds every key that is queued, in flight, or both: one map
+		// operation to write a key, none to Pop it, one to end its flight.
+		entries map[string]*entry
+		order   []*entry // queued entries, oldest first; order[head:] are live
+		head    int
+		free    []*entry     // entries to reuse (at most keepFree)
+		popped  cache.Deltas // the deltas of the last Pop's items
+		marks   []pendingMark
+		pushed  uint64 // keys ever appended to order
+		done    uint64 // keys ever Done
 		// populated is set by the first write; initial counts the keys of the
 		// first Replace that are not yet Done.
 		populated bool
@@ -102,8 +111,37 @@ type Queue struct {
 		synced    bool // synced is closed (a write checks this, not the channel)
 		closed    bool
 		deltas    int // deltas queued (not in flight)
-		peak      int // most keys queued since the last shrink
+		peak      int // most keys held since the last shrink
 	}
+}
+
+// entry is one key's state in the queue. It exists while the key is queued
+// (it has deltas in order), in flight (popped, not yet Done), or both (written
+// again while in flight).
+type entry struct {
+	key    string
+	first  cache.Delta  // the oldest queued delta
+	more   cache.Deltas // the newer queued deltas (its array is reused)
+	queued bool         // in order, with first (and more) set
+	flying bool         // popped, not yet Done
+	after  newest       // while flying: the state its popped deltas bring
+}
+
+func (e *entry) last() *cache.Delta {
+	if n := len(e.more); n > 0 {
+		return &e.more[n-1]
+	}
+	return &e.first
+}
+
+func (e *entry) len() int { return 1 + len(e.more) }
+
+// state is the key's state once everything queued and in flight is applied.
+func (e *entry) state() newest {
+	if e.queued {
+		return stateAfter(*e.last())
+	}
+	return e.after
 }
 
 // New returns an empty queue.
@@ -118,8 +156,7 @@ func New(cfg Config) (*Queue, error) {
 		synced:    make(chan struct{}),
 	}
 	q.space.L = &q.mu
-	q.mu.items = make(map[string]queued)
-	q.mu.inflight = make(map[string]newest)
+	q.mu.entries = make(map[string]*entry)
 	return q, nil
 }
 
@@ -152,13 +189,13 @@ func (q *Queue) writeLocked(t cache.DeltaType, key string, obj any) error {
 	}
 	q.mu.populated = true
 	q.checkSyncedLocked()
-	if t == cache.Deleted {
-		_, queued := q.mu.items[key]
-		if _, exists := q.existsAfterPendingLocked(key); !queued && !exists {
+	e := q.mu.entries[key]
+	if t == cache.Deleted && (e == nil || !e.queued) {
+		if _, exists := q.existsAfterPendingLocked(key, e); !exists {
 			return nil // already reported, presumably by a relist
 		}
 	}
-	q.appendLocked(key, cache.Delta{Type: t, Object: obj})
+	q.appendLocked(key, e, cache.Delta{Type: t, Object: obj})
 	q.checkSyncedLocked()
 	return nil
 }
@@ -203,32 +240,25 @@ func (q *Queue) Replace(list []Keyed) error {
 	for i, kv := range list {
 		listed[kv.Key] = struct{}{}
 		if objs[i] != nil {
-			q.appendLocked(kv.Key, cache.Delta{Type: cache.Replaced, Object: objs[i]})
+			q.appendLocked(kv.Key, q.mu.entries[kv.Key], cache.Delta{Type: cache.Replaced, Object: objs[i]})
 		}
 	}
 	// Deletion detection: every key that will still exist once pending work is
 	// applied, and is missing from the new list, gets a tombstone.
-	tombstone := func(key string) {
+	tombstone := func(key string, e *entry) {
 		if _, ok := listed[key]; ok {
 			return
 		}
-		if obj, exists := q.existsAfterPendingLocked(key); exists {
-			q.appendLocked(key, cache.Delta{Type: cache.Deleted, Object: cache.DeletedFinalStateUnknown{Key: key, Obj: obj}})
+		if obj, exists := q.existsAfterPendingLocked(key, e); exists {
+			q.appendLocked(key, e, cache.Delta{Type: cache.Deleted, Object: cache.DeletedFinalStateUnknown{Key: key, Obj: obj}})
 		}
 	}
-	for _, key := range q.mu.order[q.mu.head:] {
-		tombstone(key)
-	}
-	for key := range q.mu.inflight {
-		if _, queued := q.mu.items[key]; !queued {
-			tombstone(key)
-		}
+	for key, e := range q.mu.entries { // queued or in flight (no key is added meanwhile)
+		tombstone(key, e)
 	}
 	q.known.Range(func(key string, _ any) bool {
-		if _, queued := q.mu.items[key]; !queued {
-			if _, flying := q.mu.inflight[key]; !flying {
-				tombstone(key)
-			}
+		if _, held := q.mu.entries[key]; !held {
+			tombstone(key, nil)
 		}
 		return true
 	})
@@ -248,10 +278,8 @@ func (q *Queue) Resync() error {
 		return ErrClosed
 	}
 	q.known.Range(func(key string, obj any) bool {
-		_, queued := q.mu.items[key]
-		_, flying := q.mu.inflight[key]
-		if !queued && !flying {
-			q.appendLocked(key, cache.Delta{Type: cache.Sync, Object: obj})
+		if _, held := q.mu.entries[key]; !held {
+			q.appendLocked(key, nil, cache.Delta{Type: cache.Sync, Object: obj})
 		}
 		return true
 	})
@@ -267,33 +295,15 @@ func (q *Queue) Mark(m Mark) {
 }
 
 // existsAfterPendingLocked reports the state key will have once everything
-// queued and in flight is applied.
+// queued and in flight is applied. e is the key's entry, nil if it has none.
 // REQUIRES: q.mu held.
-func (q *Queue) existsAfterPendingLocked(key string) (any, bool) {
-	if e, ok := q.mu.items[key]; ok {
-		n := stateAfter(*e.last())
-		return n.obj, n.exists
-	}
-	if n, ok := q.mu.inflight[key]; ok {
+func (q *Queue) existsAfterPendingLocked(key string, e *entry) (any, bool) {
+	if e != nil {
+		n := e.state()
 		return n.obj, n.exists
 	}
 	return q.known.Get(key)
 }
-
-// queued is a queued key's deltas, oldest first: first, then more.
-type queued struct {
-	first cache.Delta
-	more  cache.Deltas
-}
-
-func (e *queued) last() *cache.Delta {
-	if n := len(e.more); n > 0 {
-		return &e.more[n-1]
-	}
-	return &e.first
-}
-
-func (e *queued) len() int { return 1 + len(e.more) }
 
 // newest is the state of a key once a delta is applied.
 type newest struct {
@@ -308,35 +318,50 @@ func stateAfter(d cache.Delta) newest {
 	return newest{obj: d.Object, exists: true}
 }
 
-// appendLocked adds a delta to key's list, collapsing duplicate deletions.
+// appendLocked adds a delta to key's list, collapsing duplicate deletions. e
+// is the key's entry, nil if it has none.
 // REQUIRES: q.mu held.
-func (q *Queue) appendLocked(key string, d cache.Delta) {
-	e, queued := q.mu.items[key]
-	if queued {
+func (q *Queue) appendLocked(key string, e *entry, d cache.Delta) {
+	if e == nil {
+		e = q.newEntryLocked(key)
+	}
+	if e.queued {
 		if last := e.last(); d.Type == cache.Deleted && last.Type == cache.Deleted {
 			if _, tomb := last.Object.(cache.DeletedFinalStateUnknown); tomb {
 				*last = d // keep the deletion that carries the real final state
-				q.mu.items[key] = e
 			}
 			return
 		}
 		e.more = append(e.more, d)
 	} else {
-		e.first = d
-	}
-	q.mu.items[key] = e
-	q.mu.deltas++
-	if !queued {
-		q.mu.order = append(q.mu.order, key)
+		e.first, e.queued = d, true
+		q.mu.order = append(q.mu.order, e)
 		q.mu.pushed++
-		q.mu.peak = max(q.mu.peak, len(q.mu.order)-q.mu.head)
 	}
+	q.mu.deltas++
+}
+
+// newEntryLocked adds an entry for key, which has none.
+// REQUIRES: q.mu held.
+func (q *Queue) newEntryLocked(key string) *entry {
+	var e *entry
+	if n := len(q.mu.free); n > 0 {
+		e = q.mu.free[n-1]
+		q.mu.free[n-1] = nil
+		q.mu.free = q.mu.free[:n-1]
+	} else {
+		e = new(entry)
+	}
+	e.key = key
+	q.mu.entries[key] = e
+	q.mu.peak = max(q.mu.peak, len(q.mu.entries))
+	return e
 }
 
 // Pop moves up to limit queued keys (at least one) into dst and marks them in
 // flight. It never blocks; it returns dst unchanged when nothing is queued.
-// Every Pop must be followed by Done with the same items. The items' Deltas
-// are valid until the next Pop. Consumer only.
+// Every Pop must be followed by Done with the same items before the next Pop.
+// The items' Deltas are valid until the next Pop. Consumer only.
 func (q *Queue) Pop(dst []Item, limit int) []Item {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -345,13 +370,15 @@ func (q *Queue) Pop(dst []Item, limit int) []Item {
 	live := q.mu.order[q.mu.head:]
 	n := min(max(limit, 1), len(live))
 	first := len(dst)
-	for i, key := range live[:n] {
-		e := q.mu.items[key]
-		delete(q.mu.items, key)
-		q.mu.inflight[key] = stateAfter(*e.last())
-		q.mu.deltas -= e.len()
+	for i, e := range live[:n] {
+		k := e.len()
 		buf = append(append(buf, e.first), e.more...)
-		dst = append(dst, Item{Key: key, Deltas: buf[len(buf)-e.len():], Initial: i < q.mu.initial})
+		e.after, e.flying, e.queued = stateAfter(buf[len(buf)-1]), true, false
+		e.first = cache.Delta{}
+		clear(e.more)
+		e.more = e.more[:0]
+		q.mu.deltas -= k
+		dst = append(dst, Item{Key: e.key, Deltas: buf[len(buf)-k:], Initial: i < q.mu.initial, entry: e})
 	}
 	// Point the items into the final buffer (appending may have moved it),
 	// each capped so that appending to one cannot overwrite the next.
@@ -369,7 +396,12 @@ func (q *Queue) Pop(dst []Item, limit int) []Item {
 	}
 	if q.mu.head == len(q.mu.order) {
 		if q.mu.peak > shrinkAbove {
-			q.mu.items, q.mu.order, q.mu.peak = make(map[string]queued), nil, 0
+			// Every entry left is one just popped (the last Pop's are Done).
+			entries := make(map[string]*entry, n)
+			for _, it := range dst[first:] {
+				entries[it.Key] = it.entry
+			}
+			q.mu.entries, q.mu.order, q.mu.peak = entries, nil, n
 		}
 		q.mu.order, q.mu.head = q.mu.order[:0], 0
 	} else if q.mu.head > 1024 && q.mu.head > len(q.mu.order)/2 {
@@ -385,7 +417,12 @@ func (q *Queue) Done(items []Item) (Mark, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for _, it := range items {
-		delete(q.mu.inflight, it.Key)
+		e := it.entry
+		e.flying, e.after = false, newest{}
+		if !e.queued {
+			delete(q.mu.entries, e.key)
+			q.releaseLocked(e)
+		}
 		if it.Initial {
 			q.mu.initial--
 		}
@@ -400,6 +437,20 @@ func (q *Queue) Done(items []Item) (Mark, bool) {
 	q.mu.marks = q.mu.marks[i:]
 	q.checkSyncedLocked()
 	return last, ok
+}
+
+// releaseLocked keeps e, which left the queue, for reuse.
+// REQUIRES: q.mu held.
+func (q *Queue) releaseLocked(e *entry) {
+	if len(q.mu.free) >= keepFree {
+		return
+	}
+	more := e.more
+	if cap(more) > 8 {
+		more = nil // a burst's array is not kept for the next key
+	}
+	*e = entry{more: more}
+	q.mu.free = append(q.mu.free, e)
 }
 
 // REQUIRES: q.mu held.
