@@ -412,7 +412,9 @@ func (q *Queue) Pop(dst []Item, limit int) []Item {
 }
 
 // Done ends the flight of items popped by the last Pop and returns the newest
-// mark that is now complete, if any. Consumer only.
+// mark that is now complete, if any. items must be what Pop returned (an Item
+// carries its key's entry in the queue); Done panics on an Item made
+// otherwise. Consumer only.
 func (q *Queue) Done(items []Item) (Mark, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
