@@ -143,10 +143,11 @@
 //
 // # CPU metrics
 //
-// cpu-ns/event (Updates, CPUHandler) and cpu-ns/object (InitialSync) are the
-// process's user+system CPU time (getrusage) over the timed region, divided by
-// its events: less disturbed than wall time by other processes on a shared
-// machine, and the figure that bounds throughput when the cores are busy.
+// cpu-ns/event (Updates, CPUHandler, Latency) and cpu-ns/object (InitialSync)
+// are the process's user+system CPU time (getrusage) over the timed region,
+// divided by its events: less disturbed than wall time by other processes on
+// a shared machine, and the figure that bounds throughput when the cores are
+// busy (Latency's at a fixed rate: what a quiet stream costs per event).
 // With BENCH_CPU_SPLIT_HZ=<rate> (100 is the runtime's default rate) each
 // timed region also runs under a CPU profile (runtime/pprof) and every sample
 // is charged to a role by its stack (cpusplit.go), reported as

@@ -221,6 +221,7 @@ func (e *Env) Latency(t Timer, n int, h *Handler, eventsPerSec float64) (Result,
 		lim = rate.NewLimiter(rate.Limit(eventsPerSec), max(1, int(eventsPerSec/1000)))
 	}
 	runtime.GC()
+	probe := startCPU(t)
 	t.StartTimer()
 	start := time.Now()
 	err := e.produce(upd, lim, rec)
@@ -230,6 +231,7 @@ func (e *Env) Latency(t Timer, n int, h *Handler, eventsPerSec float64) (Result,
 	}
 	res.Elapsed = time.Since(start)
 	t.StopTimer()
+	probe.end()
 	if err != nil {
 		return res, err
 	}
@@ -245,6 +247,7 @@ func (e *Env) Latency(t Timer, n int, h *Handler, eventsPerSec float64) (Result,
 	res.add("p50-ns", float64(lats[len(lats)/2]))
 	res.add("p99-ns", float64(lats[len(lats)*99/100]))
 	res.add("max-ns", float64(lats[len(lats)-1]))
+	probe.report(&res, float64(n), "event")
 	return res, nil
 }
 
