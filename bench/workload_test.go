@@ -58,8 +58,8 @@ func TestWorkloads(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !hasMetric(r, "p99-ns") {
-				t.Errorf("Latency: no p99-ns in %v", r.Metrics)
+			if !hasMetric(r, "p99-ns") || !hasMetric(r, "cpu-ns/event") {
+				t.Errorf("Latency: no p99-ns or cpu-ns/event in %v", r.Metrics)
 			}
 			e.Stop()
 
