@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"runtime/metrics"
 	"syscall"
 	"testing"
 	"time"
@@ -210,12 +211,13 @@ func BenchmarkHeapPerPod(b *testing.B) {
 	stream := encodeWatch(b, formatProtobuf, events, schema.GroupVersion{Version: "v1"})
 	pods, events = nil, nil
 	measure := func(b *testing.B, decode func() []watch.Event) {
-		var perPod, objects float64
+		var perPod, objects, scan float64
 		for range b.N {
 			runtime.GC()
 			runtime.GC()
 			var m0, m1 runtime.MemStats
 			runtime.ReadMemStats(&m0)
+			s0 := scannable()
 			held := decode()
 			if len(held) != n {
 				b.Fatalf("%d events", len(held))
@@ -223,12 +225,14 @@ func BenchmarkHeapPerPod(b *testing.B) {
 			runtime.GC()
 			runtime.GC()
 			runtime.ReadMemStats(&m1)
+			scan = float64(int64(scannable())-int64(s0)) / n
 			runtime.KeepAlive(held)
 			perPod = float64(int64(m1.HeapAlloc)-int64(m0.HeapAlloc)) / n
 			objects = float64(int64(m1.HeapObjects)-int64(m0.HeapObjects)) / n
 		}
 		b.ReportMetric(perPod, "B/pod")
 		b.ReportMetric(objects, "objects/pod")
+		b.ReportMetric(scan, "scan-B/pod")
 		b.ReportMetric(0, "ns/op")
 	}
 	b.Run("impl=client-go", func(b *testing.B) {
@@ -240,6 +244,9 @@ func BenchmarkHeapPerPod(b *testing.B) {
 			measure(b, func() []watch.Event {
 				lw.codec.diet = d
 				lw.codec.diet.interners = newInterners(1) // each run pays for what it caches
+				if d.sharing() {
+					lw.codec.diet.versions = newVersions() // and for its table of versions
+				}
 				return wireWatch(lw, stream)
 			})
 		})
@@ -367,4 +374,12 @@ func BenchmarkUnstructuredListDecode(b *testing.B) {
 			report(b)
 		})
 	}
+}
+
+// scannable is the heap the collector scans for pointers (runtime/metrics
+// /gc/scan/heap:bytes, as of the last collection).
+func scannable() uint64 {
+	s := []metrics.Sample{{Name: "/gc/scan/heap:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }

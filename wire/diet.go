@@ -19,6 +19,9 @@ type diet struct {
 	shareMaps         bool // parts with maps too (share implied)
 	// interners are the ListerWatcher's (set by New).
 	interners interners
+	// versions are the pods it decoded last, when sharing (set by New;
+	// versions.go).
+	versions *versions
 	// classes selects the field classes interned (internDefault unless a
 	// test measures them one by one).
 	classes internClass
@@ -122,6 +125,10 @@ func (d diet) metaStrings(t *interner) metaStrings {
 func (d diet) protoPod(b []byte) (runtime.Object, error) {
 	t := d.interners.get()
 	defer d.interners.put(t)
+	whole := b
+	if d.versions != nil {
+		b = t.reuse.plan(d.versions, b)
+	}
 	pl := &t.plan
 	in, planned := pl.plan(t, b, d.shareMaps)
 	pod := &corev1.Pod{}
@@ -132,16 +139,21 @@ func (d diet) protoPod(b []byte) (runtime.Object, error) {
 		// the shape is one unmarshalPod leaves to the plain decode); the
 		// plain decode reports it as client-go would.
 		pod = &corev1.Pod{}
-		if err := pod.Unmarshal(b); err != nil {
+		if err := pod.Unmarshal(whole); err != nil {
+			t.reuse.reset()
 			return nil, err
 		}
 		planned, ms = false, metaStrings{}
+		t.reuse.decodedAll()
 	}
 	d.dietPod(t, pod, ms.t != nil)
 	if planned {
 		pl.finish(t, pod, b)
 	} else {
 		sharePod(t, pod, d.shareMaps)
+	}
+	if d.versions != nil {
+		t.reuse.finish(d.versions, pod, d.shareMaps)
 	}
 	return pod, nil
 }

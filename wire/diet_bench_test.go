@@ -2,8 +2,10 @@ package wire
 
 import (
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // BenchmarkDiet measures the diet's steps alone on decoded realistic pods
@@ -106,4 +108,53 @@ var internClasses = []struct {
 	{"containers", internContainers},
 	{"env-values", internEnvValues},
 	{"status", internStatus},
+}
+
+// BenchmarkUpdateDecode decodes updates of realistic pods (without
+// managedFields) whose previous versions are alive, as a watch does:
+// change=meta changes an annotation and the resourceVersion (what
+// loadgen's churn writes), change=status a condition as well (what the
+// kubelet writes). versions=off is WithDiet without the table of previous
+// versions, versions=on with it (versions.go); maps=shared is
+// WithSharedValues.
+func BenchmarkUpdateDecode(b *testing.B) {
+	src := benchPods(1000)
+	first := make([][]byte, len(src))
+	updates := map[string][][]byte{"meta": make([][]byte, len(src)), "status": make([][]byte, len(src))}
+	for i, p := range src {
+		p.ManagedFields = nil
+		first[i], _ = p.Marshal()
+		p.ResourceVersion, p.Annotations["example.com/touched"] = "2", "yes"
+		updates["meta"][i], _ = p.Marshal()
+		p.Status.Conditions[0].LastTransitionTime.Time = p.Status.Conditions[0].LastTransitionTime.Add(time.Second)
+		updates["status"][i], _ = p.Marshal()
+	}
+	for _, change := range []string{"meta", "status"} {
+		for _, v := range []struct {
+			name           string
+			versions, maps bool
+		}{{"versions=off", false, false}, {"versions=on", true, false}, {"versions=on/maps=shared", true, true}} {
+			b.Run("change="+change+"/"+v.name, func(b *testing.B) {
+				d := diet{intern: true, compact: true, share: true, shareMaps: v.maps, classes: internDefault, interners: newInterners(1)}
+				if v.versions {
+					d.versions = newVersions()
+				}
+				alive := make([]runtime.Object, len(first))
+				for i, raw := range first {
+					var err error
+					if alive[i], err = d.protoPod(raw); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					var err error // the latest version stays alive, as in a cache
+					if alive[i%len(first)], err = d.protoPod(updates[change][i%len(first)]); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
 }

@@ -105,6 +105,9 @@ type kindCase struct {
 	protobuf bool
 	newObj   func(f *randfill.Filler, r *rand.Rand, i int) runtime.Object
 	newList  func(items []runtime.Object) runtime.Object
+	// newVersion, if set, returns an update of old: its spec, status or
+	// labels changed, or nothing but its bytes' second sighting.
+	newVersion func(f *randfill.Filler, r *rand.Rand, old runtime.Object) runtime.Object
 	// reference list and watch through client-go's clients.
 	list  func(ctx context.Context, cfg *rest.Config, opts metav1.ListOptions) (runtime.Object, error)
 	watch func(ctx context.Context, cfg *rest.Config, opts metav1.ListOptions) (watch.Interface, error)
@@ -159,6 +162,19 @@ func kindCases() []kindCase {
 				f.Fill(p)
 				p.TypeMeta = metav1.TypeMeta{}
 				typedMeta(f, r, &p.ObjectMeta, i)
+				return p
+			},
+			newVersion: func(f *randfill.Filler, r *rand.Rand, old runtime.Object) runtime.Object {
+				p, fresh := old.(*corev1.Pod).DeepCopy(), &corev1.Pod{}
+				f.Fill(fresh)
+				switch r.Intn(4) {
+				case 0:
+					p.Spec = fresh.Spec
+				case 1:
+					p.Status = fresh.Status
+				case 2:
+					p.Labels, p.ResourceVersion = fresh.Labels, fresh.ResourceVersion
+				}
 				return p
 			},
 			newList: func(items []runtime.Object) runtime.Object {
@@ -390,7 +406,10 @@ func randomDiffCase(r *rand.Rand) diffCase {
 // CBOR (maps with sorted keys, and unsorted as kube-apiserver writes them),
 // lists and watch streams served over HTTP decode through wire exactly as
 // through client-go's typed and dynamic clients (apiequality), with the
-// diet equal but for managedFields, for random workers and windows.
+// diet equal but for managedFields, for random workers and windows. Pod
+// watches also carry updates of listed pods (spec, status or labels
+// changed, or none), which the diet decodes reusing the parts that did not
+// change (versions.go).
 func TestDifferential(t *testing.T) {
 	testkit.CheckLeaks(t, "shardinformer/wire")
 	srv, cfg := newCanned(t)
@@ -423,9 +442,14 @@ func TestDifferential(t *testing.T) {
 						rem := int64(r.Intn(100))
 						lm.SetRemainingItemCount(&rem)
 					}
-					events := make([]watch.Event, 0, n+2)
+					events := make([]watch.Event, 0, 2*n+2)
 					for _, o := range items {
 						events = append(events, watch.Event{Type: []watch.EventType{watch.Added, watch.Modified, watch.Deleted}[r.Intn(3)], Object: o})
+					}
+					for _, o := range items {
+						if kc.newVersion != nil && r.Intn(2) == 0 {
+							events = append(events, watch.Event{Type: watch.Modified, Object: kc.newVersion(f, r, o)})
+						}
 					}
 					if r.Intn(2) == 0 {
 						bm := kc.newObj(f, r, 0)

@@ -219,6 +219,21 @@
 // way round: equal under apiequality.Semantic and encoded alike).
 // WithDiet is all four.
 //
+// WithSharing also shares parts between versions of one pod (protobuf;
+// versions.go). Most updates leave a pod's spec unchanged (the kubelet
+// writes its status, controllers its labels and annotations), and many its
+// status too. The ListerWatcher remembers, per pod key, the pod it decoded
+// last (by a weak pointer, which keeps nothing alive) and 128-bit digests
+// of the bytes of its spec and status; a pod whose spec or status bytes
+// have its previous version's digest takes that version's value instead
+// of decoding it — a shallow copy, with the maps in it copied unless
+// WithSharedValues. An update of an annotation then decodes the metadata
+// alone (BenchmarkUpdateDecode: 0.39x the CPU and 0.48x the allocation of
+// a whole decode with WithDiet; 0.29x and 0.18x with WithSharedValues); a
+// relist reuses what did not change. The table costs about 130 bytes per
+// pod (BenchmarkHeapPerPod); entries of collected pods are swept as new
+// keys arrive.
+//
 // WithSharedValues (opt-in, not part of WithDiet) also shares the parts
 // that hold maps: resource requirements (four ResourceLists, 2.7 KB per
 // pod, because a Go map holds at least eight slots), node selector and

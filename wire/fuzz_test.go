@@ -238,14 +238,17 @@ func FuzzDropManagedFieldsProto(f *testing.F) {
 // FuzzSharePod: a pod's protobuf bytes decoded with the diet — three times
 // with one interner, so that the third decode finds in the cache every
 // part the second one cached (on its second sighting) and cuts it from the
-// bytes — decode as the plain unmarshal does: both fail or both give equal
-// pods.
+// bytes, and the second and third take the spec and status of the
+// previous round's pod (versions.go) — decode as the plain unmarshal does:
+// both fail or both give equal pods. Maps are shared for inputs of even
+// length, copied for the others.
 func FuzzSharePod(f *testing.F) {
 	addSeeds(f, protoExcisionSeeds())
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var full corev1.Pod
 		ferr := full.Unmarshal(b)
-		d := diet{intern: true, compact: true, share: true, shareMaps: true, classes: internAll, interners: newInterners(1)}
+		d := diet{intern: true, compact: true, share: true, shareMaps: len(b)%2 == 0, classes: internAll,
+			interners: newInterners(1), versions: newVersions()}
 		for round := range 3 {
 			got, err := d.protoPod(bytes.Clone(b))
 			if (err != nil) != (ferr != nil) {

@@ -22,6 +22,7 @@ type interner struct {
 	shared [sharedSlots]sharedSlot  // see share.go
 	key    []byte                   // scratch for sharing keys
 	plan   sharePlan                // scratch for sharing before decoding (shareproto.go)
+	reuse  reusePlan                // scratch for sharing with previous versions (versions.go)
 	clock  uint64                   // counts the values stored in shared
 	seen   [seenSlots]uint64        // hashes of parts seen once (share.go)
 }

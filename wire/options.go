@@ -109,7 +109,9 @@ func WithCompaction() Option { return func(c *config) { c.diet.compact = true } 
 // env, envFrom, ports, command, args, probes, lifecycle and security
 // contexts, volume sources, tolerations, image pull secrets, the pod's
 // security context, host IPs. Replicas of one template share most of their
-// spec this way. Objects from the cache must then not be modified in place
+// spec this way. A protobuf pod also takes the spec and status of its
+// previous version when their bytes did not change (the maps in them
+// copied), so an update decodes only what changed. Objects from the cache must then not be modified in place
 // (client-go's contract too; DeepCopy first): a change to a shared part
 // shows in every pod sharing it and races with their readers. Pods only;
 // part of WithDiet.

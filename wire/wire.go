@@ -85,6 +85,9 @@ func New(client rest.Interface, res Resource, opts ...Option) (*ListerWatcher, e
 		return nil, err
 	}
 	cfg.diet.interners = newInterners(cfg.workers)
+	if cfg.diet.sharing() {
+		cfg.diet.versions = newVersions()
+	}
 	c, err := newCodec(res, cfg.diet)
 	if err != nil {
 		return nil, err
