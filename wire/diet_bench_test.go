@@ -114,13 +114,14 @@ var internClasses = []struct {
 // managedFields) whose previous versions are alive, as a watch does:
 // change=meta changes an annotation and the resourceVersion (what
 // loadgen's churn writes), change=status a condition as well (what the
-// kubelet writes). versions=off is WithDiet without the table of previous
+// kubelet writes); change=none is a relisted pod that did not change (the
+// same bytes). versions=off is WithDiet without the table of previous
 // versions, versions=on with it (versions.go); maps=shared is
 // WithSharedValues.
 func BenchmarkUpdateDecode(b *testing.B) {
 	src := benchPods(1000)
 	first := make([][]byte, len(src))
-	updates := map[string][][]byte{"meta": make([][]byte, len(src)), "status": make([][]byte, len(src))}
+	updates := map[string][][]byte{"none": first, "meta": make([][]byte, len(src)), "status": make([][]byte, len(src))}
 	for i, p := range src {
 		p.ManagedFields = nil
 		first[i], _ = p.Marshal()
@@ -129,7 +130,7 @@ func BenchmarkUpdateDecode(b *testing.B) {
 		p.Status.Conditions[0].LastTransitionTime.Time = p.Status.Conditions[0].LastTransitionTime.Add(time.Second)
 		updates["status"][i], _ = p.Marshal()
 	}
-	for _, change := range []string{"meta", "status"} {
+	for _, change := range []string{"none", "meta", "status"} {
 		for _, v := range []struct {
 			name           string
 			versions, maps bool

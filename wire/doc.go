@@ -229,7 +229,7 @@
 // of decoding it — a shallow copy, with the maps in it copied unless
 // WithSharedValues. An update of an annotation then decodes the metadata
 // alone (BenchmarkUpdateDecode: 0.39x the CPU and 0.48x the allocation of
-// a whole decode with WithDiet; 0.29x and 0.18x with WithSharedValues); a
+// a whole decode with WithDiet; 0.26x and 0.18x with WithSharedValues); a
 // relist reuses what did not change. The table costs about 130 bytes per
 // pod (BenchmarkHeapPerPod); entries of collected pods are swept as new
 // keys arrive.
