@@ -6,11 +6,14 @@ import (
 	"math/rand"
 	"reflect"
 	"runtime"
+	"sync"
 	"testing"
 	"unsafe"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/apitesting/fuzzer"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metafuzzer "k8s.io/apimachinery/pkg/apis/meta/fuzzer"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -260,4 +263,58 @@ func mapsIn(v reflect.Value, path string, out map[unsafe.Pointer]string) map[uns
 		}
 	}
 	return out
+}
+
+// TestVersionsConcurrent: decoders on several goroutines decode versions of
+// the same pods at once (each version's spec, status or labels changed, or
+// nothing), as a watch's workers do; every pod equals the plain decode of
+// its bytes, whichever version the table held when it was looked up. Run
+// under -race.
+func TestVersionsConcurrent(t *testing.T) {
+	const workers, keys, versionsPerKey = 4, 16, 12
+	d := versionsDiet(false)
+	d.interners = newInterners(workers)
+	raws := make([][]byte, 0, keys*versionsPerKey)
+	for k := range keys {
+		p := apisim.NewPod("ns", fmt.Sprintf("p-%d", k), int64(k), apisim.PodOptions{})
+		for v := range versionsPerKey {
+			p = p.DeepCopy()
+			p.ResourceVersion = fmt.Sprint(v)
+			switch v % 4 {
+			case 1:
+				p.Spec.Containers[0].Image = fmt.Sprintf("image:%d", v)
+			case 2:
+				p.Status.Conditions[0].Reason = fmt.Sprintf("Reason%d", v)
+			case 3:
+				p.Labels["version"] = fmt.Sprint(v)
+			}
+			raws = append(raws, marshalPod(t, p))
+		}
+	}
+	rand.New(rand.NewSource(1)).Shuffle(len(raws), func(i, j int) { raws[i], raws[j] = raws[j], raws[i] })
+	var wg sync.WaitGroup
+	kept := make([]*corev1.Pod, len(raws)) // every version stays alive, as handlers may hold them
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < len(raws); i += workers {
+				var want corev1.Pod
+				if err := want.Unmarshal(raws[i]); err != nil {
+					t.Error(err)
+					return
+				}
+				got, err := d.protoPod(raws[i])
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if !apiequality.Semantic.DeepEqual(&want, got) {
+					t.Errorf("version %d differs from the plain decode:\n%s", i, cmp.Diff(&want, got))
+					return
+				}
+				kept[i] = got.(*corev1.Pod)
+			}
+		})
+	}
+	wg.Wait()
+	runtime.KeepAlive(kept)
 }
