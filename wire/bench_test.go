@@ -199,8 +199,9 @@ func decodeAllClientGo(b testing.TB, stream []byte) []watch.Event {
 
 // BenchmarkHeapPerPod measures the heap retained per cached realistic pod
 // (with managedFields, protobuf, 10k pods held in a slice, after GC) decoded
-// by client-go and by wire with and without the diet; the class=…
-// sub-benchmarks intern one field class each (on top of drop).
+// by client-go and by wire with and without the diet, and how much of it
+// the collector scans (scan-B/pod); the class=… sub-benchmarks intern one
+// field class each (on top of drop).
 func BenchmarkHeapPerPod(b *testing.B) {
 	const n = 10000
 	pods := benchPods(n)
