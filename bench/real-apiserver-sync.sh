@@ -19,7 +19,9 @@
 # killer; so the cluster runs with GOMEMLIMIT=APISERVER_MEMLIMIT (6GiB),
 # which bounds the API server's (and etcd's) heap goal. The default is 50k
 # pods; 100k fit with APISERVER_MEMLIMIT=8GiB (API server ≈ 8.1 GB, etcd
-# ≈ 2 GB; about 45 minutes in all).
+# ≈ 2 GB; about 45 minutes in all) and with 12GiB (API server ≈ 12.7 GB,
+# etcd 2.4 GB, where it collects half as much: 27-32 CPU-s per sync
+# instead of 50-64).
 #
 # Steps: build loadgen and the cluster command; start the cluster (etcd
 # with an 8 GiB quota: 100k pods written twice are ≈1.6 GB before
