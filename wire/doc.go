@@ -249,6 +249,21 @@
 // that is why maps are shared only on request. Strings are immutable, so
 // interning alone is invisible.
 //
+// Transforms. client-go (since 1.27) lets an informer's TransformFunc
+// modify the object it is given in place, since no one else has seen it
+// yet. With sharing someone has: the parts of a pod reached through a
+// slice or a pointer (containers' env, tolerations, owner references,
+// volumes, status conditions) may be shared with other pods, and the
+// decoder of the pod's next version reads its spec and status to reuse
+// them — possibly on another goroutine while the transform runs, and
+// whatever the transform left there. So with WithSharing a transform
+// returns a changed copy instead: a shallow copy of the pod with the
+// fields it trims replaced (q := *pod; q.ManagedFields = nil;
+// q.Status.Conditions = nil; return &q), a slice copied before its
+// elements change, and maps (labels, annotations) cloned before a delete.
+// The decoded pod is then dropped and its next version decoded whole
+// (TestTransformWithSharing).
+//
 // Most of WithCompaction's work is done while decoding, with or without
 // the diet: protobuf pods are unmarshalled into slices (and label,
 // annotation and node selector maps) allocated at their final size,

@@ -3,9 +3,11 @@ package wire_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -170,7 +172,11 @@ func TestInformersEndToEnd(t *testing.T) {
 					s.Compact(s.ResourceVersion())
 					s.DropWatches()
 					churn(t, s, 100000, 30)
-					waitEqual(t, s, inf.GetStore(), diet)
+					want := func(p *corev1.Pod) {}
+					if diet {
+						want = func(p *corev1.Pod) { p.ManagedFields = nil }
+					}
+					waitEqual(t, s, inf.GetStore(), want)
 				})
 			}
 		}
@@ -201,13 +207,13 @@ func churn(t *testing.T, s *apisim.Server, from, n int) {
 	}
 }
 
-// waitEqual waits until the store holds exactly the server's pods.
-// With the diet the server's pods are compared without managedFields.
-func waitEqual(t *testing.T, s *apisim.Server, store cache.Store, diet bool) {
+// waitEqual waits until the store holds exactly the server's pods, each
+// changed by want first (on a copy).
+func waitEqual(t *testing.T, s *apisim.Server, store cache.Store, want func(*corev1.Pod)) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
-		diff := storeDiff(s, store, diet)
+		diff := storeDiff(s, store, want)
 		if diff == "" {
 			return
 		}
@@ -218,23 +224,90 @@ func waitEqual(t *testing.T, s *apisim.Server, store cache.Store, diet bool) {
 	}
 }
 
-func storeDiff(s *apisim.Server, store cache.Store, diet bool) string {
-	want := s.List("")
-	if got := len(store.List()); got != len(want) {
-		return fmt.Sprintf("%d objects, server %d", got, len(want))
+func storeDiff(s *apisim.Server, store cache.Store, want func(*corev1.Pod)) string {
+	pods := s.List("")
+	if got := len(store.List()); got != len(pods) {
+		return fmt.Sprintf("%d objects, server %d", got, len(pods))
 	}
-	for _, p := range want {
+	for _, p := range pods {
 		obj, ok, _ := store.GetByKey(p.Namespace + "/" + p.Name)
 		if !ok {
 			return "missing " + p.Name
 		}
-		if diet {
-			p = p.DeepCopy()
-			p.ManagedFields = nil
-		}
+		p = p.DeepCopy()
+		want(p)
 		if !apiequality.Semantic.DeepEqual(p, obj) {
 			return "differs: " + p.Name
 		}
 	}
 	return ""
+}
+
+// TestTransformWithSharing: with WithSharing an informer's transform returns
+// a changed copy instead of modifying the object in place (doc.go,
+// "Transforms"). This one trims fields, some only while a label is odd, so
+// that a version's trimmed spec must not reach the next version; every
+// cached pod must equal the transform of the server's, through label
+// updates that leave spec and status alone, while a reader walks the cache
+// (-race). Done in place instead (pod.Spec.Tolerations = nil), the decoder
+// reuses the trimmed spec for the next version, and the test fails.
+func TestTransformWithSharing(t *testing.T) {
+	testkit.CheckLeaks(t, "shardinformer/wire")
+	transform := func(p *corev1.Pod) *corev1.Pod {
+		q := *p
+		q.ManagedFields = nil
+		q.Status.Conditions = nil
+		q.Annotations = maps.Clone(p.Annotations)
+		delete(q.Annotations, "prometheus.io/path")
+		if n, _ := strconv.Atoi(p.Labels["round"]); n%2 == 1 {
+			q.Spec.Tolerations = nil
+		}
+		return &q
+	}
+	for _, ct := range []wire.ContentType{wire.Protobuf, wire.JSON} {
+		for _, impl := range []string{"client-go", "pipeline"} {
+			t.Run(ctName(ct)+"/informer="+impl, func(t *testing.T) {
+				s := startSim(t, 200, apisim.Config{BookmarkInterval: 100 * time.Millisecond})
+				lw := newPodLW(t, restConfig(s, ct), "", wire.WithContentType(ct), wire.WithWorkers(2), wire.WithDiet())
+				var inf cache.SharedIndexInformer
+				if impl == "client-go" {
+					inf = cache.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, cache.Indexers{})
+				} else {
+					inf = pipeline.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, cache.Indexers{})
+				}
+				err := inf.SetTransform(func(obj any) (any, error) {
+					if p, ok := obj.(*corev1.Pod); ok {
+						return transform(p), nil
+					}
+					return obj, nil // a tombstone
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithCancel(context.Background())
+				var wg sync.WaitGroup
+				wg.Add(2)
+				go func() { defer wg.Done(); inf.RunWithContext(ctx) }()
+				go func() { // reads every cached pod whole
+					defer wg.Done()
+					for ctx.Err() == nil {
+						for _, obj := range inf.GetStore().List() {
+							_ = obj.(*corev1.Pod).DeepCopy()
+						}
+						time.Sleep(time.Millisecond)
+					}
+				}()
+				defer func() { cancel(); wg.Wait() }()
+				if !cache.WaitForCacheSync(ctxTimeout(t, time.Minute).Done(), inf.HasSynced) {
+					t.Fatal("not synced")
+				}
+				for round := 1; round <= 2; round++ {
+					for i := range 200 {
+						s.Modify(fmt.Sprintf("ns-%d", i%4), fmt.Sprintf("pod-%05d", i), func(p *corev1.Pod) { p.Labels["round"] = strconv.Itoa(round) })
+					}
+					waitEqual(t, s, inf.GetStore(), func(p *corev1.Pod) { *p = *transform(p) })
+				}
+			})
+		}
+	}
 }

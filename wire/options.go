@@ -113,8 +113,10 @@ func WithCompaction() Option { return func(c *config) { c.diet.compact = true } 
 // previous version when their bytes did not change (the maps in them
 // copied), so an update decodes only what changed. Objects from the cache must then not be modified in place
 // (client-go's contract too; DeepCopy first): a change to a shared part
-// shows in every pod sharing it and races with their readers. Pods only;
-// part of WithDiet.
+// shows in every pod sharing it and races with their readers. That holds
+// for an informer's transform too, which client-go lets modify its object
+// in place: here it returns a changed copy (doc.go, "Transforms"). Pods
+// only; part of WithDiet.
 func WithSharing() Option { return func(c *config) { c.diet.share = true } }
 
 // WithSharedValues is WithSharing plus the parts that hold maps: resource
