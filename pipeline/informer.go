@@ -452,9 +452,9 @@ func (inf *Informer) SetWatchErrorHandlerWithContext(handler cache.WatchErrorHan
 // SetTransform implements cache.SharedInformer. The transform must be
 // idempotent: with WatchList, client-go's reflector applies it to the streamed
 // objects and the queue applies it again (as with client-go's own informer).
-// As with client-go's, it may modify the object it is given in place, except
-// over package wire with WithSharing (part of WithDiet), where it returns a
-// changed copy (see wire.WithSharing).
+// As with client-go's, it may modify the object it is given in place; over
+// package wire with WithSharing (part of WithDiet), only a pod's metadata,
+// and a spec or status on a copy it returns (see wire.WithSharing).
 func (inf *Informer) SetTransform(handler cache.TransformFunc) error {
 	inf.mu.Lock()
 	defer inf.mu.Unlock()

@@ -256,12 +256,12 @@
 // volumes, status conditions) may be shared with other pods, and the
 // decoder of the pod's next version reads its spec and status to reuse
 // them — possibly on another goroutine while the transform runs, and
-// whatever the transform left there. So with WithSharing a transform
-// returns a changed copy instead: a shallow copy of the pod with the
-// fields it trims replaced (q := *pod; q.ManagedFields = nil;
-// q.Status.Conditions = nil; return &q), a slice copied before its
-// elements change, and maps (labels, annotations) cloned before a delete.
-// The decoded pod is then dropped and its next version decoded whole
+// whatever the transform left there. So with WithSharing a transform may
+// change in place the pod's metadata only: assign its fields
+// (pod.ManagedFields = nil) and add to or delete from its label and
+// annotation maps, which are the pod's own. A spec or status it changes on
+// a shallow copy of the pod that it returns (q := *pod; q.Status.Conditions
+// = nil; return &q), and a slice's elements on a copy of the slice
 // (TestTransformWithSharing).
 //
 // Most of WithCompaction's work is done while decoding, with or without

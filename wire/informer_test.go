@@ -3,7 +3,6 @@ package wire_test
 import (
 	"context"
 	"fmt"
-	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -243,25 +242,27 @@ func storeDiff(s *apisim.Server, store cache.Store, want func(*corev1.Pod)) stri
 	return ""
 }
 
-// TestTransformWithSharing: with WithSharing an informer's transform returns
-// a changed copy instead of modifying the object in place (doc.go,
-// "Transforms"). This one trims fields, some only while a label is odd, so
-// that a version's trimmed spec must not reach the next version; every
-// cached pod must equal the transform of the server's, through label
-// updates that leave spec and status alone, while a reader walks the cache
-// (-race). Done in place instead (pod.Spec.Tolerations = nil), the decoder
-// reuses the trimmed spec for the next version, and the test fails.
+// TestTransformWithSharing: with WithSharing an informer's transform
+// changes a pod's metadata in place, and its spec or status on a copy
+// (doc.go, "Transforms"). This one trims the metadata of every version in
+// place and, while a label is odd, the spec and status on a copy, so that
+// no trimmed spec may reach the next version; every cached pod must equal
+// the transform of the server's, through label updates that leave spec and
+// status alone (reused from the previous version, trimmed in place or not),
+// while a reader walks the cache (-race). Trimming the spec in place
+// instead (pod.Spec.Tolerations = nil), the decoder reuses the trimmed spec
+// for the next version, and the test fails.
 func TestTransformWithSharing(t *testing.T) {
 	testkit.CheckLeaks(t, "shardinformer/wire")
 	transform := func(p *corev1.Pod) *corev1.Pod {
-		q := *p
-		q.ManagedFields = nil
-		q.Status.Conditions = nil
-		q.Annotations = maps.Clone(p.Annotations)
-		delete(q.Annotations, "prometheus.io/path")
-		if n, _ := strconv.Atoi(p.Labels["round"]); n%2 == 1 {
-			q.Spec.Tolerations = nil
+		p.ManagedFields = nil
+		delete(p.Annotations, "prometheus.io/path")
+		if n, _ := strconv.Atoi(p.Labels["round"]); n%2 == 0 {
+			return p
 		}
+		q := *p
+		q.Spec.Tolerations = nil
+		q.Status.Conditions = nil
 		return &q
 	}
 	for _, ct := range []wire.ContentType{wire.Protobuf, wire.JSON} {
@@ -301,7 +302,7 @@ func TestTransformWithSharing(t *testing.T) {
 				if !cache.WaitForCacheSync(ctxTimeout(t, time.Minute).Done(), inf.HasSynced) {
 					t.Fatal("not synced")
 				}
-				for round := 1; round <= 2; round++ {
+				for round := 1; round <= 4; round++ {
 					for i := range 200 {
 						s.Modify(fmt.Sprintf("ns-%d", i%4), fmt.Sprintf("pod-%05d", i), func(p *corev1.Pod) { p.Labels["round"] = strconv.Itoa(round) })
 					}

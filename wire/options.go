@@ -115,8 +115,8 @@ func WithCompaction() Option { return func(c *config) { c.diet.compact = true } 
 // (client-go's contract too; DeepCopy first): a change to a shared part
 // shows in every pod sharing it and races with their readers. That holds
 // for an informer's transform too, which client-go lets modify its object
-// in place: here it returns a changed copy (doc.go, "Transforms"). Pods
-// only; part of WithDiet.
+// in place: here only the pod's metadata, and a changed spec or status
+// on a copy (doc.go, "Transforms"). Pods only; part of WithDiet.
 func WithSharing() Option { return func(c *config) { c.diet.share = true } }
 
 // WithSharedValues is WithSharing plus the parts that hold maps: resource
