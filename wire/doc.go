@@ -253,7 +253,7 @@
 // modify the object it is given in place, since no one else has seen it
 // yet. With sharing someone has: the parts of a pod reached through a
 // slice or a pointer (containers' env, tolerations, owner references,
-// volumes, status conditions) may be shared with other pods, and the
+// volume sources) may be shared with other pods, and the
 // decoder of the pod's next version reads its spec and status to reuse
 // them — possibly on another goroutine while the transform runs, and
 // whatever the transform left there. So with WithSharing a transform may
