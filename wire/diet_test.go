@@ -350,3 +350,22 @@ func TestShareHashCollision(t *testing.T) {
 		}
 	}
 }
+
+// TestWithoutDiet: WithoutDiet undoes the diet of the options before it,
+// and steps after it apply.
+func TestWithoutDiet(t *testing.T) {
+	configure := func(opts ...Option) diet {
+		var c config
+		for _, o := range opts {
+			o(&c)
+		}
+		return c.diet
+	}
+	if d := configure(WithDiet(), WithSharedValues(), WithoutDiet()); d.on() || d.sharing() {
+		t.Errorf("WithDiet, WithSharedValues, WithoutDiet: diet %+v is on", d)
+	}
+	d := configure(WithDiet(), WithoutDiet(), WithInterning())
+	if !d.intern || d.classes != internDefault || d.dropManagedFields || d.compact || d.sharing() {
+		t.Errorf("WithDiet, WithoutDiet, WithInterning: diet %+v, want interning only", d)
+	}
+}

@@ -137,6 +137,17 @@ func WithDiet() Option {
 	}
 }
 
+// WithoutDiet turns every step of the diet off, WithSharedValues included:
+// objects are decoded as client-go decodes them. Options apply in order, so
+// it undoes the diet of options before it (a factory's default WithDiet,
+// say) and steps after it turn on again.
+func WithoutDiet() Option {
+	return func(c *config) {
+		d := &c.diet
+		d.dropManagedFields, d.intern, d.compact, d.share, d.shareMaps, d.classes = false, false, false, false, false, 0
+	}
+}
+
 func (c *config) setDefaults() {
 	if c.workers == 0 {
 		c.workers = runtime.GOMAXPROCS(0)

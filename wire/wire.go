@@ -50,6 +50,9 @@ type ListerWatcher struct {
 	bufs   *sync.Pool // *[]byte frame and item buffers
 	// listType is the typed list struct (nil for unstructured).
 	listType reflect.Type
+	// prefix is the path of the resource's group version below the
+	// server's base URL ("/api/v1", "/apis/apps/v1").
+	prefix string
 }
 
 var (
@@ -58,20 +61,20 @@ var (
 )
 
 // New returns a ListerWatcher that sends its requests through client, a
-// REST client for res.GVR's group and version (for example
-// clientset.CoreV1().RESTClient()), as cache.NewListWatchFromClient does.
-// The client's throttling, retries, warnings and error handling apply; it
-// must be able to decode metav1.Status in the content types requested
-// (clientset REST clients can). New starts nothing.
+// REST client of the API server (for example
+// clientset.CoreV1().RESTClient(), or the one under a dynamic or metadata
+// client). Requests name the resource's whole path (AbsPath), as the
+// dynamic and metadata clients' do, so the client's own group, version and API path do
+// not matter; its base URL, throttling, retries, warnings and error
+// handling apply. It must be able to decode metav1.Status in the content
+// types requested (the clientset's, dynamic and metadata REST clients can).
+// New starts nothing.
 func New(client rest.Interface, res Resource, opts ...Option) (*ListerWatcher, error) {
 	if client == nil {
 		return nil, fmt.Errorf("%w: nil client", errInvalidOption)
 	}
 	if res.GVR.Resource == "" || res.GVR.Version == "" {
 		return nil, fmt.Errorf("%w: resource %v has no version or resource", errInvalidOption, res.GVR)
-	}
-	if gv := client.APIVersion(); !gv.Empty() && gv != res.GVR.GroupVersion() {
-		return nil, fmt.Errorf("%w: the client is for %v, the resource %v", errInvalidOption, gv, res.GVR)
 	}
 	if res.Object != nil && res.Scheme == nil {
 		res.Scheme = scheme.Scheme
@@ -99,6 +102,7 @@ func New(client rest.Interface, res Resource, opts ...Option) (*ListerWatcher, e
 		codec:  c,
 		accept: runtime.ContentTypeJSON,
 		bufs:   &sync.Pool{},
+		prefix: groupVersionPath(res.GVR.GroupVersion()),
 	}
 	switch {
 	case c.protobuf && cfg.contentType == Protobuf:
@@ -153,6 +157,14 @@ func NewForConfig(cfg *rest.Config, res Resource, opts ...Option) (*ListerWatche
 	return New(client, res, opts...)
 }
 
+// groupVersionPath is gv's path below the server's base URL.
+func groupVersionPath(gv schema.GroupVersion) string {
+	if gv.Group == "" {
+		return "/api/" + gv.Version
+	}
+	return "/apis/" + gv.Group + "/" + gv.Version
+}
+
 // protobufRequested reports whether requests accept protobuf.
 func (lw *ListerWatcher) protobufRequested() bool {
 	return lw.codec.protobuf && lw.cfg.contentType == Protobuf
@@ -184,6 +196,7 @@ func (lw *ListerWatcher) request(opts metav1.ListOptions) (*rest.Request, time.D
 	}
 	ns := lw.res.Namespace
 	return lw.client.Get().
+		AbsPath(lw.prefix).
 		NamespaceIfScoped(ns, ns != "").
 		Resource(lw.res.GVR.Resource).
 		VersionedParams(&opts, metav1.ParameterCodec).
