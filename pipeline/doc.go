@@ -50,6 +50,8 @@
 //     ordered.
 //   - sync watcher (1): closes the informer's synced channel once every shard
 //     has applied its initial list.
+//   - mutation detector (1): client-go's cache.MutationDetector, which runs
+//     only with KUBE_CACHE_MUTATION_DETECTOR=true (see below).
 //
 // RunWithContext starts all of these and returns after every one has exited,
 // including the workers of handlers removed earlier that were still inside a
@@ -118,6 +120,16 @@
 // processed every initial-list add; RemoveEventHandler, SetTransform,
 // SetWatchErrorHandler(WithContext), AddIndexers (also after Run) and
 // LastSyncResourceVersion behave as in client-go.
+//
+// The cache mutation detector is client-go's: with the environment variable
+// KUBE_CACHE_MUTATION_DETECTOR=true the drain roles hand every object they
+// store to cache.NewCacheMutationDetector, which keeps a deep copy of it for
+// a few minutes, compares the two every second and panics ("cache
+// <informer name> modified", after a side-by-side diff naming the object)
+// once a handler, transform or reader has modified a cached object in place.
+// Parts the wire package's diet shares between objects are covered too: a
+// change through one object shows in its own copy's diff, and the wire
+// checks the parts it hands out again (package wire, "Aliasing contract").
 //
 // Two differences follow from sharding. isInInitialList is tracked per shard
 // (an add is initial while its shard is still applying the first list).

@@ -44,8 +44,13 @@ type Informer struct {
 	indexer       *index.Sharded
 	shards        []*shard
 	synced        chan struct{} // closed once every shard's initial list is applied
-	timed         bool          // an Observer is set: measure durations
-	nextID        atomic.Uint64
+	// mutations is client-go's cache mutation detector: a no-op unless
+	// KUBE_CACHE_MUTATION_DETECTOR=true, when it keeps a deep copy of every
+	// object the drain roles store and panics once one differs from its
+	// copy (client-go's informer does the same). Safe for concurrent use.
+	mutations cache.MutationDetector
+	timed     bool // an Observer is set: measure durations
+	nextID    atomic.Uint64
 	// goroutines counts every listener's goroutines, removed listeners'
 	// included, for RunWithContext to wait for. Add only under mu before stop.
 	goroutines sync.WaitGroup
@@ -110,6 +115,7 @@ func New(lw cache.ListerWatcher, exampleObject runtime.Object, defaultEventHandl
 		inf.name = fmt.Sprintf("shardinformer %T", exampleObject)
 	}
 	inf.cfg.observer = scoped(inf.cfg.observer, inf.name)
+	inf.mutations = cache.NewCacheMutationDetector(inf.name)
 	inf.mu.resyncCheckPeriod = defaultEventHandlerResyncPeriod
 	for i := range cfg.shards {
 		s := &shard{id: i, inf: inf, part: indexer.Partition(i), bell: doorbell.New(), inline: cfg.policy != Block}
@@ -300,6 +306,7 @@ func (inf *Informer) RunWithContext(ctx context.Context) {
 		wg.Go(func() { s.run(ctx) })
 	}
 	wg.Go(func() { inf.watchSynced(ctx) })
+	wg.Go(func() { inf.mutations.Run(ctx.Done()) })
 	wg.Go(func() { inf.runReflector(ctx, reflector) })
 
 	<-ctx.Done()
