@@ -1,10 +1,16 @@
 package pipeline
 
+import "fmt"
+
 // Stats is a snapshot of the informer's gauges. Each number is read
 // separately while the pipeline runs, so the snapshot is not atomic.
 type Stats struct {
-	Shards    []ShardStats
-	Listeners []ListenerStats
+	// ListerWatcher says what lists and watches for the informer: the
+	// ListerWatcher's String() if it has one (package wire's and the
+	// factories' fallbacks do), else its Go type.
+	ListerWatcher string
+	Shards        []ShardStats
+	Listeners     []ListenerStats
 }
 
 // ShardStats describes one shard.
@@ -29,7 +35,7 @@ func (inf *Informer) Stats() Stats {
 	listeners := append([]*listener(nil), inf.mu.listeners...)
 	started := inf.mu.started
 	inf.mu.Unlock()
-	var st Stats
+	st := Stats{ListerWatcher: describe(inf.lw)}
 	for _, s := range inf.shards {
 		ss := ShardStats{Objects: s.part.Len()}
 		if started {
@@ -49,4 +55,12 @@ func (inf *Informer) Stats() Stats {
 		st.Listeners = append(st.Listeners, ls)
 	}
 	return st
+}
+
+// describe is Stats.ListerWatcher of lw.
+func describe(lw any) string {
+	if s, ok := lw.(fmt.Stringer); ok {
+		return s.String()
+	}
+	return fmt.Sprintf("%T", lw)
 }

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"reflect"
+	"strings"
 	"unsafe"
 
 	corev1 "k8s.io/api/core/v1"
@@ -61,6 +62,24 @@ const (
 // on reports whether the diet changes objects after they are decoded.
 func (d diet) on() bool {
 	return d.dropManagedFields || d.intern || d.compact || d.share || d.shareMaps
+}
+
+// String lists the steps that are on: ", diet (managedFields dropped,
+// interned, compacted, shared)"; "" when none is.
+func (d diet) String() string {
+	var steps []string
+	for _, s := range []struct {
+		on   bool
+		name string
+	}{{d.dropManagedFields, "managedFields dropped"}, {d.intern, "interned"}, {d.compact, "compacted"}, {d.share && !d.shareMaps, "shared"}, {d.shareMaps, "shared with maps"}} {
+		if s.on {
+			steps = append(steps, s.name)
+		}
+	}
+	if len(steps) == 0 {
+		return ""
+	}
+	return ", diet (" + strings.Join(steps, ", ") + ")"
 }
 
 // apply compacts, interns and shares as asked to and returns the object.

@@ -30,6 +30,19 @@ const (
 	CBOR
 )
 
+// String is the content type's name.
+func (t ContentType) String() string {
+	switch t {
+	case Protobuf:
+		return "protobuf"
+	case JSON:
+		return "json"
+	case CBOR:
+		return "cbor"
+	}
+	return fmt.Sprintf("ContentType(%d)", int(t))
+}
+
 // DefaultMaxFrameSize bounds a watch frame and a list item: client-go's
 // watch decoder refuses larger objects too.
 const DefaultMaxFrameSize = 16 << 20

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"time"
 
@@ -163,6 +164,23 @@ func groupVersionPath(gv schema.GroupVersion) string {
 		return "/api/" + gv.Version
 	}
 	return "/apis/" + gv.Group + "/" + gv.Version
+}
+
+// String describes the ListerWatcher, for pipeline.Stats and logs:
+// "wire pods.v1 in shop: protobuf, 2 workers, diet (managedFields dropped,
+// interned, compacted, shared)".
+func (lw *ListerWatcher) String() string {
+	var b strings.Builder
+	gvr := lw.res.GVR
+	fmt.Fprintf(&b, "wire %s.%s", gvr.Resource, gvr.Version)
+	if gvr.Group != "" {
+		fmt.Fprintf(&b, ".%s", gvr.Group)
+	}
+	if lw.res.Namespace != "" {
+		fmt.Fprintf(&b, " in %s", lw.res.Namespace)
+	}
+	fmt.Fprintf(&b, ": %s, %d workers", lw.cfg.contentType, lw.cfg.workers)
+	return b.String() + lw.cfg.diet.String()
 }
 
 // protobufRequested reports whether requests accept protobuf.

@@ -1,9 +1,13 @@
 package restclient
 
 import (
+	"context"
+	"fmt"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes"
@@ -11,6 +15,7 @@ import (
 	"k8s.io/client-go/metadata"
 	metadatafake "k8s.io/client-go/metadata/fake"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 )
 
 var cfg = &rest.Config{Host: "https://127.0.0.1:6443/prefix"}
@@ -54,5 +59,40 @@ func TestClientGoLayout(t *testing.T) {
 	}
 	if _, ok := Metadata(metadatafake.NewSimpleMetadataClient(runtime.NewScheme())); ok {
 		t.Error("a REST client found under the fake metadata client")
+	}
+}
+
+func TestFallback(t *testing.T) {
+	fake := kubefake.NewClientset()
+	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			return fake.CoreV1().Pods("").List(ctx, opts)
+		},
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			return fake.CoreV1().Pods("").Watch(ctx, opts)
+		},
+	}, fake)
+	f := Fallback(lw, "a fake clientset")
+	if got, want := fmt.Sprint(f), "client-go list/watch (a fake clientset)"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+	u, ok := f.(interface{ IsWatchListSemanticsUnSupported() bool })
+	if !ok || !u.IsWatchListSemanticsUnSupported() {
+		t.Error("the fake clientset's WatchList choice is lost")
+	}
+	if _, ok := f.(cache.ListerWatcherWithContext); !ok {
+		t.Error("no context methods")
+	}
+	if _, err := f.List(metav1.ListOptions{}); err != nil {
+		t.Error(err)
+	}
+	w, err := f.Watch(metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Stop()
+	plain := Fallback(&cache.ListWatch{}, "x").(interface{ IsWatchListSemanticsUnSupported() bool })
+	if plain.IsWatchListSemanticsUnSupported() {
+		t.Error("a ListWatch without a choice opts out of WatchList")
 	}
 }
