@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"sync"
 	"time"
 
 	"github.com/shardinformer/shardinformer/pipeline"
+	"github.com/shardinformer/shardinformer/wire"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -35,7 +38,9 @@ import (
 	"k8s.io/client-go/informers/storage"
 	"k8s.io/client-go/informers/storagemigration"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 )
 
 // SharedInformerFactory is client-go's factory interface: the factories of
@@ -99,6 +104,11 @@ func New(client kubernetes.Interface, defaultResync time.Duration, options ...Sh
 			return nil, fmt.Errorf("WithPipelineOptionsFor(%v): %w", t, err)
 		}
 	}
+	if !cfg.noWire {
+		if err := validateWire(cfg.wireOptions()); err != nil {
+			return nil, fmt.Errorf("WithWireOptions: %w", err)
+		}
+	}
 	f := &factory{cfg: cfg, store: informers.NewSharedInformerFactoryWithOptions(client, defaultResync, cfg.lifecycle...)}
 	f.generated = generatedFactory{f}
 	return f, nil
@@ -108,6 +118,13 @@ func New(client kubernetes.Interface, defaultResync time.Duration, options ...Sh
 // informer with them.
 func validate(opts []pipeline.Option) error {
 	_, err := pipeline.New(&cache.ListWatch{}, &metav1.PartialObjectMetadata{}, 0, nil, opts...)
+	return err
+}
+
+// validateWire reports invalid wire options by building (not using) a
+// ListerWatcher with them.
+func validateWire(opts []wire.Option) error {
+	_, err := wire.NewForConfig(&rest.Config{Host: "http://localhost"}, wire.Resource{GVR: corev1.SchemeGroupVersion.WithResource("pods"), Object: &corev1.Pod{}}, opts...)
 	return err
 }
 
@@ -126,6 +143,8 @@ type factory struct {
 	cfg       config
 	store     informers.SharedInformerFactory
 	generated generatedFactory
+	// fallback logs, once, that the client cannot serve the wire.
+	fallback sync.Once
 }
 
 var _ SharedInformerFactory = (*factory)(nil)
@@ -139,7 +158,13 @@ func (f *factory) ours(obj runtime.Object) cache.SharedIndexInformer {
 		panic(fmt.Errorf("%w: %T", ErrUnknownType, obj))
 	}
 	return f.store.InformerFor(obj, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
-		return pipeline.NewSharedIndexInformer(r.listerWatcher(c, f.cfg.namespace, f.cfg.tweak), r.newObject(), resync,
+		lw, fellBack := r.listerWatcher(c, f.cfg.namespace, f.cfg.tweak, f.cfg.wireOptions(), f.cfg.noWire)
+		if fellBack != nil {
+			f.fallback.Do(func() {
+				klog.V(2).InfoS("shardinformer factory: listing and watching through the clientset's typed clients, without the wire decoder", "reason", fellBack.Error())
+			})
+		}
+		return pipeline.NewSharedIndexInformer(lw, r.newObject(), resync,
 			cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, f.cfg.pipelineOptions(r.objectType)...)
 	})
 }

@@ -2,9 +2,11 @@ package informers
 
 import (
 	"reflect"
+	"slices"
 	"time"
 
 	"github.com/shardinformer/shardinformer/pipeline"
+	"github.com/shardinformer/shardinformer/wire"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/informers"
@@ -22,7 +24,12 @@ type config struct {
 	lifecycle   []informers.SharedInformerOption // for the client-go factory holding our informers
 	pipeline    []pipeline.Option
 	pipelineFor map[reflect.Type][]pipeline.Option
+	wire        []wire.Option // after defaultWire
+	noWire      bool
 }
+
+// defaultWire are the wire options every factory starts from: the diet.
+var defaultWire = []wire.Option{wire.WithDiet()}
 
 // WithNamespace limits the factory's namespaced informers to namespace, as
 // client-go's WithNamespace does; cluster-scoped types ignore it.
@@ -77,6 +84,26 @@ func WithPipelineOptionsFor(obj runtime.Object, opts ...pipeline.Option) SharedI
 		t := reflect.TypeOf(obj)
 		c.pipelineFor[t] = append(c.pipelineFor[t], opts...)
 	}
+}
+
+// WithWireOptions passes opts (workers, content type, diet, …) to the wire
+// ListerWatcher of every informer of the factory, after the default
+// wire.WithDiet(): wire.WithoutDiet() turns the diet off, and a step given
+// after it turns that step on again. The factory sets the namespace and its
+// tweak function itself (the tweak last).
+func WithWireOptions(opts ...wire.Option) SharedInformerOption {
+	return func(c *config) { c.wire = append(c.wire, opts...) }
+}
+
+// WithoutWire makes the factory's informers list and watch through the
+// clientset's typed clients, decoded by client-go, as client-go's factory
+// does: for a clientset whose typed clients do more than send requests
+// through their REST clients (a wrapper that records or rewrites calls).
+func WithoutWire() SharedInformerOption { return func(c *config) { c.noWire = true } }
+
+// wireOptions are the options of the factory's wire ListerWatchers.
+func (c *config) wireOptions() []wire.Option {
+	return append(append(slices.Clone(defaultWire), c.wire...), wire.WithTweakListOptions(c.tweak))
 }
 
 // pipelineOptions returns the options of the informer for type t.

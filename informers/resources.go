@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 
+	"github.com/shardinformer/shardinformer/informers/internal/restclient"
+	"github.com/shardinformer/shardinformer/wire"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -79,9 +82,35 @@ func init() {
 }
 
 // listerWatcher lists and watches r through c, in namespace if r is
-// namespaced, with tweak applied to every request's options — what
-// client-go's generated informer for the type does.
-func (r *apiResource) listerWatcher(c kubernetes.Interface, namespace string, tweak internalinterfaces.TweakListOptionsFunc) cache.ListerWatcher {
+// namespaced: through the wire on the REST client of r's group version with
+// opts (wireOptions: the diet and tweak), or, when c has no usable REST
+// client (client-go's fake clientset) or noWire, through c's typed client
+// with tweak, as client-go's generated informer does. The fallback's String
+// (pipeline.Stats().ListerWatcher) says why; fellBack reports it.
+func (r *apiResource) listerWatcher(c kubernetes.Interface, namespace string, tweak internalinterfaces.TweakListOptionsFunc, opts []wire.Option, noWire bool) (lw cache.ListerWatcher, fellBack error) {
+	typed := r.typedListerWatcher(c, namespace, tweak)
+	if noWire {
+		return typed, nil
+	}
+	if !r.namespaced {
+		namespace = metav1.NamespaceAll
+	}
+	rc := restClients[r.gvr.GroupVersion()](c)
+	if !restclient.Usable(rc) {
+		err := fmt.Errorf("%T has no REST client for %v", c, r.gvr.GroupVersion())
+		return restclient.Fallback(typed, err.Error()), err
+	}
+	w, err := wire.New(rc, wire.Resource{GVR: r.gvr, Namespace: namespace, Object: r.newObject()}, opts...)
+	if err != nil { // options are checked by New; no built-in type fails (TestWireForEveryType)
+		return restclient.Fallback(typed, err.Error()), err
+	}
+	return w, nil
+}
+
+// typedListerWatcher lists and watches r through c's typed client, in
+// namespace if r is namespaced, with tweak applied to every request's
+// options — what client-go's generated informer for the type does.
+func (r *apiResource) typedListerWatcher(c kubernetes.Interface, namespace string, tweak internalinterfaces.TweakListOptionsFunc) cache.ListerWatcher {
 	if !r.namespaced {
 		namespace = metav1.NamespaceAll
 	}
@@ -104,12 +133,15 @@ func (r *apiResource) listerWatcher(c kubernetes.Interface, namespace string, tw
 	return cache.ToListWatcherWithWatchListSemantics(lw, c)
 }
 
-// NewFilteredListWatch returns a ListerWatcher for obj's type through
-// client's typed client, in namespace (ignored for cluster-scoped types;
-// metav1.NamespaceAll for all), with tweak (may be nil) applied to the options
-// of every list and watch request: the list/watch client-go's generated
-// New<Type>Informer builds. Use it to give a custom informer — one with a
-// field selector, say — to the factory's InformerFor:
+// NewFilteredListWatch returns a ListerWatcher for obj's type in namespace
+// (ignored for cluster-scoped types; metav1.NamespaceAll for all), with
+// tweak (may be nil) applied to the options of every list and watch
+// request: the one the factory's informers use by default — the wire on
+// client's REST client for the type's group version, with the diet — or,
+// for a client without REST clients (client-go's fake clientset), the
+// list/watch client-go's generated New<Type>Informer builds on client's
+// typed client. Use it to give a custom informer — one with a field
+// selector, say — to the factory's InformerFor:
 //
 //	f.InformerFor(&corev1.Pod{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
 //		lw, _ := informers.NewFilteredListWatch(c, &corev1.Pod{}, "", onNode)
@@ -123,5 +155,6 @@ func NewFilteredListWatch(client kubernetes.Interface, obj runtime.Object, names
 	if !ok {
 		return nil, fmt.Errorf("%w: %T", ErrUnknownType, obj)
 	}
-	return r.listerWatcher(client, namespace, tweak), nil
+	lw, _ := r.listerWatcher(client, namespace, tweak, append(slices.Clone(defaultWire), wire.WithTweakListOptions(tweak)), false)
+	return lw, nil
 }

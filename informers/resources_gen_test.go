@@ -69,8 +69,13 @@ func generateResources() ([]byte, error) {
 		return nil, err
 	}
 	imports := map[string]string{} // alias → path
-	var body strings.Builder
+	var body, rest strings.Builder
+	gvs := map[string]bool{}
 	for _, e := range entries {
+		if !gvs[e.gvMethod] {
+			gvs[e.gvMethod] = true
+			fmt.Fprintf(&rest, "\t{Group: %q, Version: %q}: func(c kubernetes.Interface) rest.Interface { return c.%s().RESTClient() },\n", e.group, e.version, e.gvMethod)
+		}
 		a := e.alias()
 		if p, dup := imports[a]; dup && p != e.item.PkgPath() {
 			return nil, fmt.Errorf("import alias %s for both %s and %s", a, p, e.item.PkgPath())
@@ -90,9 +95,11 @@ func generateResources() ([]byte, error) {
 	for _, a := range slices.Sorted(maps.Keys(imports)) {
 		fmt.Fprintf(&out, "\t%s %q\n", a, imports[a])
 	}
-	out.WriteString("\t\"k8s.io/client-go/kubernetes\"\n)\n\n")
+	out.WriteString("\t\"k8s.io/apimachinery/pkg/runtime/schema\"\n\t\"k8s.io/client-go/kubernetes\"\n\t\"k8s.io/client-go/rest\"\n)\n\n")
 	out.WriteString("// builtinResources has one entry per typed client of kubernetes.Interface\n// that lists and watches: group, version, resource, namespaced, client.\n")
-	out.WriteString("var builtinResources = []apiResource{\n" + body.String() + "}\n")
+	out.WriteString("var builtinResources = []apiResource{\n" + body.String() + "}\n\n")
+	out.WriteString("// restClients has the REST client of each group version's typed client.\n")
+	out.WriteString("var restClients = map[schema.GroupVersion]func(kubernetes.Interface) rest.Interface{\n" + rest.String() + "}\n")
 	return format.Source([]byte(out.String()))
 }
 

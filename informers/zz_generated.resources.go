@@ -53,7 +53,9 @@ import (
 	storagev1beta1 "k8s.io/api/storage/v1beta1"
 	storagemigrationv1 "k8s.io/api/storagemigration/v1"
 	storagemigrationv1beta1 "k8s.io/api/storagemigration/v1beta1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 )
 
 // builtinResources has one entry per typed client of kubernetes.Interface
@@ -488,4 +490,58 @@ var builtinResources = []apiResource{
 	typed[storagemigrationv1beta1.StorageVersionMigration]("storagemigration.k8s.io", "v1beta1", "storageversionmigrations", false, func(c kubernetes.Interface, _ string) typedClient[*storagemigrationv1beta1.StorageVersionMigrationList] {
 		return c.StoragemigrationV1beta1().StorageVersionMigrations()
 	}),
+}
+
+// restClients has the REST client of each group version's typed client.
+var restClients = map[schema.GroupVersion]func(kubernetes.Interface) rest.Interface{
+	{Group: "admissionregistration.k8s.io", Version: "v1"}:       func(c kubernetes.Interface) rest.Interface { return c.AdmissionregistrationV1().RESTClient() },
+	{Group: "admissionregistration.k8s.io", Version: "v1alpha1"}: func(c kubernetes.Interface) rest.Interface { return c.AdmissionregistrationV1alpha1().RESTClient() },
+	{Group: "admissionregistration.k8s.io", Version: "v1beta1"}:  func(c kubernetes.Interface) rest.Interface { return c.AdmissionregistrationV1beta1().RESTClient() },
+	{Group: "apps", Version: "v1"}:                               func(c kubernetes.Interface) rest.Interface { return c.AppsV1().RESTClient() },
+	{Group: "apps", Version: "v1beta1"}:                          func(c kubernetes.Interface) rest.Interface { return c.AppsV1beta1().RESTClient() },
+	{Group: "apps", Version: "v1beta2"}:                          func(c kubernetes.Interface) rest.Interface { return c.AppsV1beta2().RESTClient() },
+	{Group: "autoscaling", Version: "v1"}:                        func(c kubernetes.Interface) rest.Interface { return c.AutoscalingV1().RESTClient() },
+	{Group: "autoscaling", Version: "v2"}:                        func(c kubernetes.Interface) rest.Interface { return c.AutoscalingV2().RESTClient() },
+	{Group: "batch", Version: "v1"}:                              func(c kubernetes.Interface) rest.Interface { return c.BatchV1().RESTClient() },
+	{Group: "batch", Version: "v1beta1"}:                         func(c kubernetes.Interface) rest.Interface { return c.BatchV1beta1().RESTClient() },
+	{Group: "certificates.k8s.io", Version: "v1"}:                func(c kubernetes.Interface) rest.Interface { return c.CertificatesV1().RESTClient() },
+	{Group: "certificates.k8s.io", Version: "v1alpha1"}:          func(c kubernetes.Interface) rest.Interface { return c.CertificatesV1alpha1().RESTClient() },
+	{Group: "certificates.k8s.io", Version: "v1beta1"}:           func(c kubernetes.Interface) rest.Interface { return c.CertificatesV1beta1().RESTClient() },
+	{Group: "coordination.k8s.io", Version: "v1"}:                func(c kubernetes.Interface) rest.Interface { return c.CoordinationV1().RESTClient() },
+	{Group: "coordination.k8s.io", Version: "v1alpha2"}:          func(c kubernetes.Interface) rest.Interface { return c.CoordinationV1alpha2().RESTClient() },
+	{Group: "coordination.k8s.io", Version: "v1beta1"}:           func(c kubernetes.Interface) rest.Interface { return c.CoordinationV1beta1().RESTClient() },
+	{Group: "", Version: "v1"}:                                   func(c kubernetes.Interface) rest.Interface { return c.CoreV1().RESTClient() },
+	{Group: "discovery.k8s.io", Version: "v1"}:                   func(c kubernetes.Interface) rest.Interface { return c.DiscoveryV1().RESTClient() },
+	{Group: "discovery.k8s.io", Version: "v1beta1"}:              func(c kubernetes.Interface) rest.Interface { return c.DiscoveryV1beta1().RESTClient() },
+	{Group: "events.k8s.io", Version: "v1"}:                      func(c kubernetes.Interface) rest.Interface { return c.EventsV1().RESTClient() },
+	{Group: "events.k8s.io", Version: "v1beta1"}:                 func(c kubernetes.Interface) rest.Interface { return c.EventsV1beta1().RESTClient() },
+	{Group: "extensions", Version: "v1beta1"}:                    func(c kubernetes.Interface) rest.Interface { return c.ExtensionsV1beta1().RESTClient() },
+	{Group: "flowcontrol.apiserver.k8s.io", Version: "v1"}:       func(c kubernetes.Interface) rest.Interface { return c.FlowcontrolV1().RESTClient() },
+	{Group: "flowcontrol.apiserver.k8s.io", Version: "v1beta1"}:  func(c kubernetes.Interface) rest.Interface { return c.FlowcontrolV1beta1().RESTClient() },
+	{Group: "flowcontrol.apiserver.k8s.io", Version: "v1beta2"}:  func(c kubernetes.Interface) rest.Interface { return c.FlowcontrolV1beta2().RESTClient() },
+	{Group: "flowcontrol.apiserver.k8s.io", Version: "v1beta3"}:  func(c kubernetes.Interface) rest.Interface { return c.FlowcontrolV1beta3().RESTClient() },
+	{Group: "internal.apiserver.k8s.io", Version: "v1alpha1"}:    func(c kubernetes.Interface) rest.Interface { return c.InternalV1alpha1().RESTClient() },
+	{Group: "lifecycle.k8s.io", Version: "v1alpha1"}:             func(c kubernetes.Interface) rest.Interface { return c.LifecycleV1alpha1().RESTClient() },
+	{Group: "networking.k8s.io", Version: "v1"}:                  func(c kubernetes.Interface) rest.Interface { return c.NetworkingV1().RESTClient() },
+	{Group: "networking.k8s.io", Version: "v1beta1"}:             func(c kubernetes.Interface) rest.Interface { return c.NetworkingV1beta1().RESTClient() },
+	{Group: "node.k8s.io", Version: "v1"}:                        func(c kubernetes.Interface) rest.Interface { return c.NodeV1().RESTClient() },
+	{Group: "node.k8s.io", Version: "v1alpha1"}:                  func(c kubernetes.Interface) rest.Interface { return c.NodeV1alpha1().RESTClient() },
+	{Group: "node.k8s.io", Version: "v1beta1"}:                   func(c kubernetes.Interface) rest.Interface { return c.NodeV1beta1().RESTClient() },
+	{Group: "policy", Version: "v1"}:                             func(c kubernetes.Interface) rest.Interface { return c.PolicyV1().RESTClient() },
+	{Group: "policy", Version: "v1beta1"}:                        func(c kubernetes.Interface) rest.Interface { return c.PolicyV1beta1().RESTClient() },
+	{Group: "rbac.authorization.k8s.io", Version: "v1"}:          func(c kubernetes.Interface) rest.Interface { return c.RbacV1().RESTClient() },
+	{Group: "rbac.authorization.k8s.io", Version: "v1alpha1"}:    func(c kubernetes.Interface) rest.Interface { return c.RbacV1alpha1().RESTClient() },
+	{Group: "rbac.authorization.k8s.io", Version: "v1beta1"}:     func(c kubernetes.Interface) rest.Interface { return c.RbacV1beta1().RESTClient() },
+	{Group: "resource.k8s.io", Version: "v1"}:                    func(c kubernetes.Interface) rest.Interface { return c.ResourceV1().RESTClient() },
+	{Group: "resource.k8s.io", Version: "v1alpha3"}:              func(c kubernetes.Interface) rest.Interface { return c.ResourceV1alpha3().RESTClient() },
+	{Group: "resource.k8s.io", Version: "v1beta1"}:               func(c kubernetes.Interface) rest.Interface { return c.ResourceV1beta1().RESTClient() },
+	{Group: "resource.k8s.io", Version: "v1beta2"}:               func(c kubernetes.Interface) rest.Interface { return c.ResourceV1beta2().RESTClient() },
+	{Group: "scheduling.k8s.io", Version: "v1"}:                  func(c kubernetes.Interface) rest.Interface { return c.SchedulingV1().RESTClient() },
+	{Group: "scheduling.k8s.io", Version: "v1alpha3"}:            func(c kubernetes.Interface) rest.Interface { return c.SchedulingV1alpha3().RESTClient() },
+	{Group: "scheduling.k8s.io", Version: "v1beta1"}:             func(c kubernetes.Interface) rest.Interface { return c.SchedulingV1beta1().RESTClient() },
+	{Group: "storage.k8s.io", Version: "v1"}:                     func(c kubernetes.Interface) rest.Interface { return c.StorageV1().RESTClient() },
+	{Group: "storage.k8s.io", Version: "v1alpha1"}:               func(c kubernetes.Interface) rest.Interface { return c.StorageV1alpha1().RESTClient() },
+	{Group: "storage.k8s.io", Version: "v1beta1"}:                func(c kubernetes.Interface) rest.Interface { return c.StorageV1beta1().RESTClient() },
+	{Group: "storagemigration.k8s.io", Version: "v1"}:            func(c kubernetes.Interface) rest.Interface { return c.StoragemigrationV1().RESTClient() },
+	{Group: "storagemigration.k8s.io", Version: "v1beta1"}:       func(c kubernetes.Interface) rest.Interface { return c.StoragemigrationV1beta1().RESTClient() },
 }
