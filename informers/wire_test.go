@@ -3,11 +3,14 @@ package informers_test
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/shardinformer/shardinformer/apisim"
 	"github.com/shardinformer/shardinformer/informers"
 	"github.com/shardinformer/shardinformer/internal/testkit"
 	"github.com/shardinformer/shardinformer/pipeline"
@@ -182,4 +185,67 @@ func TestTypedInformer(t *testing.T) {
 			}
 		})
 	}
+}
+
+// With KUBE_CACHE_MUTATION_DETECTOR=true, a handler or a lister reader that
+// modifies a part the diet shares between cached pods makes the process
+// panic — client-go's detector, or the wire's check of the parts it hands
+// the next pod of the template — while a reader-only child runs on. Each
+// case runs in a child process (the variable is read once per process).
+func TestMutationDetectorCoversSharedParts(t *testing.T) {
+	if role := testkit.ChildRole(); role != "" {
+		sharedMutationChild(t, role)
+		return
+	}
+	for _, role := range []string{"handler", "lister", "none"} {
+		t.Run(role, func(t *testing.T) {
+			out, ok := testkit.RunChild(t, role, "KUBE_CACHE_MUTATION_DETECTOR=true")
+			if mutated := role != "none"; ok == mutated {
+				t.Fatalf("child %s exited ok=%v; output:\n%s", role, ok, out)
+			}
+			if role != "none" && !strings.Contains(out, "modified") {
+				t.Errorf("child %s: no mutation reported:\n%s", role, out)
+			}
+		})
+	}
+}
+
+func sharedMutationChild(t *testing.T, role string) {
+	template := apisim.NewPod("ns1", "p0", 7, apisim.PodOptions{ManagedFields: true})
+	var pods []*corev1.Pod
+	for i := range 4 {
+		p := template.DeepCopy()
+		p.Name = fmt.Sprintf("p%d", i)
+		pods = append(pods, p)
+	}
+	s := newServer(t, pods...)
+	f := informers.NewSharedInformerFactory(s.client, 0)
+	podInformer := f.Core().V1().Pods()
+	if _, err := podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
+		if p := obj.(*corev1.Pod); role == "handler" && p.Name == "p3" {
+			p.Spec.Containers[0].Env[0].Value = "modified by a handler"
+		}
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	start(t, f)
+	p2, err := podInformer.Lister().Pods("ns1").Get("p2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p3, _ := podInformer.Lister().Pods("ns1").Get("p3"); &p2.Spec.Containers[0].Env[0] != &p3.Spec.Containers[0].Env[0] {
+		t.Fatal("p2 and p3 do not share their env") // the test would not test sharing
+	}
+	if role == "lister" {
+		p2.Spec.Tolerations[0].Key = "modified by a reader"
+	}
+	for i := 4; i < 8; i++ {
+		p := template.DeepCopy()
+		p.Name = fmt.Sprintf("p%d", i)
+		if _, err := s.Create(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testkit.Eventually(t, "8 pods cached", func() bool { return len(podInformer.Informer().GetStore().ListKeys()) == 8 })
+	time.Sleep(3500 * time.Millisecond) // client-go's detector compares every second
 }

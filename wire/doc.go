@@ -247,7 +247,13 @@
 // and nothing reports it. A shared map is worse: two goroutines writing to
 // it at once stop the program (fatal error: concurrent map writes), and
 // that is why maps are shared only on request. Strings are immutable, so
-// interning alone is invisible.
+// interning alone is invisible. With KUBE_CACHE_MUTATION_DETECTOR=true
+// (client-go's cache mutation detector, which package pipeline runs) every
+// value the diet hands a pod from another object — a shared part, its
+// previous version's spec or status — is first compared with what the
+// pod's own bytes decode to, and a difference panics, naming the pod and
+// the part (mutation.go): a mutation is caught also after the object it
+// was made through has left the detector's window.
 //
 // Transforms. client-go (since 1.27) lets an informer's TransformFunc
 // modify the object it is given in place, since no one else has seen it

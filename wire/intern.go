@@ -3,6 +3,8 @@ package wire
 import (
 	"hash/maphash"
 	"unsafe"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // interner maps strings to canonical copies: a direct-mapped cache of
@@ -25,6 +27,8 @@ type interner struct {
 	reuse  reusePlan                // scratch for sharing with previous versions (versions.go)
 	clock  uint64                   // counts the values stored in shared
 	seen   [seenSlots]uint64        // hashes of parts seen once (share.go)
+	// sharing is the pod sharePod shares, for share's mutation check.
+	sharing *corev1.Pod
 }
 
 const internSlots = 1 << 13

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"encoding/binary"
+	"fmt"
 	"maps"
 	"slices"
 	"unsafe"
@@ -121,6 +122,9 @@ func share[T any](t *interner, key []byte, v T) T {
 	x, h, ok := t.lookup(0, key)
 	if ok {
 		if y, ok := x.(T); ok {
+			if detectMutations {
+				checkUnmodified(t.sharing, fmt.Sprintf("shared %T", y), v, y)
+			}
 			return y
 		}
 	}
@@ -194,6 +198,10 @@ func shareStrings(t *interner, s []string) []string {
 // sharePod shares the identical map-free parts of a pod with earlier pods,
 // and with maps also the parts that hold maps.
 func sharePod(t *interner, p *corev1.Pod, withMaps bool) {
+	if detectMutations {
+		t.sharing = p
+		defer func() { t.sharing = nil }()
+	}
 	p.OwnerReferences = shareSlice[metav1.OwnerReference](t, p.OwnerReferences)
 	p.Finalizers = shareStrings(t, p.Finalizers)
 	s := &p.Spec

@@ -1,6 +1,8 @@
 package wire
 
 import (
+	"fmt"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -240,7 +242,9 @@ func (pl *sharePlan) walk(t *interner, b []byte, f pbwire.Field, sc *shareScope,
 		v, h, ok := t.lookup(p.kind, b[s.start:s.end])
 		switch {
 		case ok:
-			pl.cutter.Cut(s.start, s.end)
+			if !detectMutations { // else decoded too, and checked (mutation.go)
+				pl.cutter.Cut(s.start, s.end)
+			}
 			pl.hits = append(pl.hits, partUse{part: p, idx: idx, val: v})
 		case t.seenBefore(h):
 			pl.misses = append(pl.misses, partUse{part: p, idx: idx, start: s.start, end: s.end, hash: h})
@@ -282,6 +286,9 @@ func (pl *sharePlan) finish(t *interner, p *corev1.Pod, b []byte) {
 		t.store(m.part.kind, b[m.start:m.end], m.hash, m.part.get(p, m.idx))
 	}
 	for _, h := range pl.hits {
+		if detectMutations {
+			checkUnmodified(p, fmt.Sprintf("shared %T", h.val), h.part.get(p, h.idx), h.val)
+		}
 		h.part.set(p, h.idx, h.val)
 	}
 	pl.reset()

@@ -219,6 +219,9 @@ func (rp *reusePlan) plan(v *versions, b []byte) []byte {
 		return b
 	}
 	rp.prev = prev
+	if detectMutations { // decoded too, and checked in finish (mutation.go)
+		return b
+	}
 	rp.buf = rp.cutter.AppendTo(rp.buf[:0], b)
 	return rp.buf
 }
@@ -256,6 +259,12 @@ func (rp *reusePlan) decodedAll() { rp.prev, rp.useSpec, rp.useStat = nil, false
 // REQUIRES: p was decoded from what plan returned, or decodedAll was
 // called, and the diet is done with p.
 func (rp *reusePlan) finish(v *versions, p *corev1.Pod, shareMaps bool) {
+	if detectMutations && rp.useSpec {
+		checkUnmodified(p, "spec of its previous version", &p.Spec, &rp.prev.Spec)
+	}
+	if detectMutations && rp.useStat {
+		checkUnmodified(p, "status of its previous version", &p.Status, &rp.prev.Status)
+	}
 	if rp.useSpec {
 		p.Spec = rp.prev.Spec
 		if !shareMaps {
