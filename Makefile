@@ -40,7 +40,8 @@ run:
 bench:
 	bash bench/run.sh
 
-## profile: a representative workload under pkg/profile; profiles land in profiles/.
+## profile: CPU and allocation profiles of three workloads (sync, updates, readers) at 100k pods under
+## pkg/profile, ~1.5 min; profiles land in profiles/ (profiles/README.md: reading them). ARGS=... for more.
 profile:
 	$(GO) run ./cmd/profile -out profiles $(ARGS)
 

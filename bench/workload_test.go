@@ -6,7 +6,26 @@ import (
 	"time"
 
 	"github.com/shardinformer/shardinformer/pipeline"
+	clientfeatures "k8s.io/client-go/features"
+	clientfeaturestesting "k8s.io/client-go/features/testing"
 )
+
+// TestSyncWithoutWatchListClient: with client-go's WatchListClient gate off
+// (KUBE_FEATURE_WatchListClient=false, a setting users have) the reflector
+// lists even where the fake API supports WatchList; the sync workload counts
+// that list as expected, not as a relist.
+func TestSyncWithoutWatchListClient(t *testing.T) {
+	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, false)
+	for _, impl := range Impls {
+		e, err := NewEnv(Config{Impl: impl, Objects: 50, Namespaces: 3, WatchList: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.Sync(NopTimer{}, 2); err != nil {
+			t.Errorf("%s: %v", impl, err)
+		}
+	}
+}
 
 // TestWorkloads runs every workload small against both implementations, so
 // that `go test ./...` catches a harness that hangs, drops a watch or counts

@@ -4,7 +4,8 @@
 //	<out>/<impl>-<workload>-<kind>.pprof
 //
 // kinds: cpu, alloc (heap profile; alloc_space by default, inuse_space via
-// -sample_index), mutex, block, goroutine. Each (workload, kind) is a separate
+// -sample_index) by default; mutex, block, goroutine on request. Each
+// (workload, kind) is a separate
 // process (pkg/profile runs one profile at a time, and the mutex and block
 // profiles are cumulative over a process's life); setup (building
 // pods, syncing the informer) stays outside the profile except for the sync
@@ -37,9 +38,9 @@ func main() {
 		objects   = flag.Int("objects", 100_000, "cached pods")
 		nss       = flag.Int("namespaces", 100, "namespaces the pods are spread over")
 		updates   = flag.Int("updates", 1_000_000, "update events per profiled run of updates, readers and cpuhandler")
-		rounds    = flag.Int("rounds", 5, "syncs per profiled run of the sync workload")
+		rounds    = flag.Int("rounds", 3, "syncs per profiled run of the sync workload")
 		workloads = flag.String("workloads", "sync,updates,readers", "comma-separated: sync, updates (4 handlers), readers (1 handler, 4 readers), cpuhandler (20 µs handler, parallel)")
-		kinds     = flag.String("kinds", "cpu,alloc,mutex,block,goroutine", "comma-separated profile kinds")
+		kinds     = flag.String("kinds", "cpu,alloc", "comma-separated profile kinds: cpu, alloc, mutex, block, goroutine")
 		out       = flag.String("out", "profiles", "output directory")
 	)
 	flag.Parse()
