@@ -24,7 +24,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/shardinformer/shardinformer/e2e/cluster"
-	"github.com/shardinformer/shardinformer/internal/testkit"
 )
 
 // scenario is one configuration of the informers under test.
@@ -51,7 +50,7 @@ type harness struct {
 // run is one impl's informer in a harness.
 type run struct {
 	impl   impl
-	lw     *testkit.LW
+	lw     counters
 	media  *contentTypeCounter
 	inf    cache.SharedIndexInformer
 	recs   []*recorder
@@ -137,16 +136,28 @@ func (h *harness) startInformers() {
 		}
 	}
 	for _, im := range impls {
-		client, media, err := informerClient(h.cl.RESTConfig(), h.sc.media)
-		if err != nil {
-			h.t.Fatal(err)
+		r := &run{impl: im}
+		if im.factory != nil {
+			tap := &httpTap{}
+			client, media, err := informerClient(h.cl.RESTConfig(), h.sc.media, tap.wrap)
+			if err != nil {
+				h.t.Fatal(err)
+			}
+			r.lw, r.media = tap, media
+			r.inf = im.factory(client, h.ns, h.sc.media, h.tweak)
+		} else {
+			client, media, err := informerClient(h.cl.RESTConfig(), h.sc.media)
+			if err != nil {
+				h.t.Fatal(err)
+			}
+			inner, err := podLW(client, h.ns, h.sc.media, im.wire)
+			if err != nil {
+				h.t.Fatalf("%s: %v", im.name, err)
+			}
+			lw := newInstrumentedLW(inner, h.tweak)
+			r.lw, r.media = lw, media
+			r.inf = im.newInformer(lw, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 		}
-		inner, err := podLW(client, h.ns, h.sc.media, im.wire)
-		if err != nil {
-			h.t.Fatalf("%s: %v", im.name, err)
-		}
-		r := &run{impl: im, media: media, lw: newInstrumentedLW(inner, h.tweak)}
-		r.inf = im.newInformer(r.lw, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 		if h.sc.transform {
 			if err := r.inf.SetTransform(stripManagedFields); err != nil {
 				h.t.Fatalf("%s: SetTransform: %v", im.name, err)
@@ -156,7 +167,10 @@ func (h *harness) startInformers() {
 			rec := newRecorder(im.name + "/" + hs.name)
 			rec.parallel, rec.delay = hs.parallel > 0, hs.delay
 			rec.checkNoManagedFields, rec.selector = h.sc.transform, sel
-			var reg cache.ResourceEventHandlerRegistration
+			var (
+				reg cache.ResourceEventHandlerRegistration
+				err error
+			)
 			if hs.parallel > 0 {
 				reg, err = im.addParallel(r.inf, rec, hs.parallel)
 			} else {

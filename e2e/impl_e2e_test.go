@@ -6,6 +6,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/shardinformer/shardinformer/wire"
@@ -27,6 +30,11 @@ type impl struct {
 	// diet: wire drops managedFields, so the cache is compared with the
 	// server's objects without them.
 	diet bool
+	// factory, if not nil, builds the informer as a user's informer factory
+	// does, on client (whose transport the harness taps: httpTap), in
+	// namespace, for the scenario's media type and with tweak applied to
+	// every request; newInformer and wire are then unused.
+	factory func(client kubernetes.Interface, namespace, media string, tweak func(*metav1.ListOptions)) cache.SharedIndexInformer
 }
 
 // handlerSpec is one handler registered on an impl's informer.
@@ -50,6 +58,13 @@ var impls = []impl{{
 		{name: "fast"},
 		{name: "slow", delay: 100 * time.Microsecond},
 	},
+}, {
+	// client-go's typed factory: the path of the import swap, for comparison.
+	name: "client-go/factory",
+	factory: func(c kubernetes.Interface, ns, _ string, tweak func(*metav1.ListOptions)) cache.SharedIndexInformer {
+		return informers.NewSharedInformerFactoryWithOptions(c, 0, informers.WithNamespace(ns), informers.WithTweakListOptions(tweak)).Core().V1().Pods().Informer()
+	},
+	handlers: []handlerSpec{{name: "fast"}},
 }, {
 	name:        "client-go+wire",
 	newInformer: clientGoInformer,

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/transport"
 	"k8s.io/client-go/util/flowcontrol"
 
 	"github.com/shardinformer/shardinformer/internal/testkit"
@@ -132,8 +133,8 @@ func podLW(client kubernetes.Interface, ns, media string, wireOpts []wire.Option
 
 // informerClient returns a clientset for one informer speaking the given
 // media type, without client-side rate limiting, and the counter of the
-// media types it received.
-func informerClient(base *rest.Config, media string) (kubernetes.Interface, *contentTypeCounter, error) {
+// media types it received; wraps are added to its transport.
+func informerClient(base *rest.Config, media string, wraps ...transport.WrapperFunc) (kubernetes.Interface, *contentTypeCounter, error) {
 	cfg := rest.CopyConfig(base)
 	cfg.RateLimiter = flowcontrol.NewFakeAlwaysRateLimiter()
 	cfg.ContentType = media
@@ -147,6 +148,9 @@ func informerClient(base *rest.Config, media string) (kubernetes.Interface, *con
 	}
 	ctc := &contentTypeCounter{}
 	cfg.Wrap(ctc.wrap)
+	for _, w := range wraps {
+		cfg.Wrap(w)
+	}
 	cs, err := kubernetes.NewForConfig(cfg)
 	return cs, ctc, err
 }

@@ -6,15 +6,19 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/shardinformer/shardinformer/informers"
 	"github.com/shardinformer/shardinformer/pipeline"
 	"github.com/shardinformer/shardinformer/wire"
 )
 
 func init() {
 	addParallel := func(inf cache.SharedIndexInformer, h cache.ResourceEventHandler, workers int) (cache.ResourceEventHandlerRegistration, error) {
-		return inf.(*pipeline.Informer).AddParallelEventHandler(h, workers)
+		ours, _ := pipeline.Unwrap(inf) // behind client-go's typed wrapper for factory informers
+		return ours.AddParallelEventHandler(h, workers)
 	}
 	ours := func(opts ...pipeline.Option) func(cache.ListerWatcher, cache.Indexers) cache.SharedIndexInformer {
 		return func(lw cache.ListerWatcher, indexers cache.Indexers) cache.SharedIndexInformer {
@@ -32,6 +36,29 @@ func init() {
 			{name: "parallel4", parallel: 4},
 		},
 		wire: []wire.Option{wire.WithDiet()},
+		diet: true,
+	})
+	// Ours through the typed factory, as a user gets it after the import
+	// swap: the wire on the clientset's REST client, with the diet.
+	impls = append(impls, impl{
+		name: "shardinformer/factory",
+		factory: func(c kubernetes.Interface, ns, media string, tweak func(*metav1.ListOptions)) cache.SharedIndexInformer {
+			var content []wire.Option
+			switch media {
+			case mediaJSON:
+				content = append(content, wire.WithContentType(wire.JSON))
+			case mediaCBOR:
+				content = append(content, wire.WithContentType(wire.CBOR))
+			}
+			f := informers.NewSharedInformerFactoryWithOptions(c, 0, informers.WithNamespace(ns), informers.WithTweakListOptions(tweak),
+				informers.WithWireOptions(content...), informers.WithPipelineOptions(pipeline.WithShards(4)))
+			return f.Core().V1().Pods().Informer()
+		},
+		addParallel: addParallel,
+		handlers: []handlerSpec{
+			{name: "serial"},
+			{name: "parallel4", parallel: 4},
+		},
 		diet: true,
 	})
 	// Tiny rings and slow handlers so that every full-ring policy is
