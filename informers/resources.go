@@ -90,7 +90,7 @@ func init() {
 func (r *apiResource) listerWatcher(c kubernetes.Interface, namespace string, tweak internalinterfaces.TweakListOptionsFunc, opts []wire.Option, noWire bool) (lw cache.ListerWatcher, fellBack error) {
 	typed := r.typedListerWatcher(c, namespace, tweak)
 	if noWire {
-		return typed, nil
+		return restclient.Fallback(typed, "WithoutWire"), nil
 	}
 	if !r.namespaced {
 		namespace = metav1.NamespaceAll

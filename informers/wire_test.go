@@ -130,7 +130,7 @@ func TestWireOptions(t *testing.T) {
 		{"default", nil, "wire pods.v1: protobuf, 2 workers, diet (managedFields dropped, interned, compacted, shared)", false},
 		{"json without diet", []informers.SharedInformerOption{informers.WithWireOptions(wire.WithWorkers(2), wire.WithContentType(wire.JSON), wire.WithoutDiet())}, "wire pods.v1: json, 2 workers", true},
 		{"interning only", []informers.SharedInformerOption{informers.WithWireOptions(wire.WithoutDiet(), wire.WithInterning())}, "wire pods.v1: protobuf, 2 workers, diet (interned)", true},
-		{"without wire", []informers.SharedInformerOption{informers.WithoutWire()}, "*cache.", true},
+		{"without wire", []informers.SharedInformerOption{informers.WithoutWire()}, "client-go list/watch (WithoutWire)", true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := informers.NewSharedInformerFactoryWithOptions(s.client, 0, append([]informers.SharedInformerOption{informers.WithWireOptions(wire.WithWorkers(2))}, c.opts...)...)

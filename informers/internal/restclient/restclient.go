@@ -71,10 +71,10 @@ func field[T any, S any](p *S, name string) (T, bool) {
 	return *(*T)(unsafe.Pointer(f.UnsafeAddr())), true
 }
 
-// Fallback returns lw, a client's own list/watch used because no REST
-// client for the wire was found, described by reason in its String (which
-// pipeline.Stats shows): "client-go list/watch (reason)". It keeps lw's
-// context methods and WatchList choice.
+// Fallback returns lw, a client's own list/watch used instead of the wire
+// (no REST client for it was found, or the user chose so), described by
+// reason in its String (which pipeline.Stats shows): "client-go list/watch
+// (reason)". It keeps lw's context methods and WatchList choice.
 func Fallback(lw cache.ListerWatcher, reason string) cache.ListerWatcher {
 	return &fallback{ListerWatcherWithContext: cache.ToListerWatcherWithContext(lw), inner: lw, reason: reason}
 }
