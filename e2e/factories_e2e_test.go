@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -47,9 +48,15 @@ const webSelector = "tier=web"
 // factoryImpl builds a dynamic or metadata factory for namespace with a
 // tweak that sets the label selector webSelector, on cfg.
 type factoryImpl struct {
-	name  string
-	ours  bool
-	build func(t *testing.T, cfg *rest.Config, namespace string) testkit.GVRFactory
+	name string
+	ours bool
+	// lw is the prefix of our informers' Stats().ListerWatcher: "wire "
+	// on the wire, the fallback's description without it.
+	lw string
+	// dieted: the cache holds objects without managedFields (the wire's
+	// default diet).
+	dieted bool
+	build  func(t *testing.T, cfg *rest.Config, namespace string) testkit.GVRFactory
 }
 
 func tweak(o *metav1.ListOptions) { o.LabelSelector = webSelector }
@@ -58,12 +65,17 @@ var dynamicImpls = []factoryImpl{
 	{name: "dynamic/client-go", build: func(t *testing.T, cfg *rest.Config, ns string) testkit.GVRFactory {
 		return clientgodynamicinformer.NewFilteredDynamicSharedInformerFactory(must(dynamic.NewForConfig(cfg))(t), 0, ns, tweak)
 	}},
-	{name: "dynamic/ours-client", ours: true, build: func(t *testing.T, cfg *rest.Config, ns string) testkit.GVRFactory {
+	// On the wire from the user's dynamic client, with the default diet.
+	{name: "dynamic/ours-client", ours: true, lw: "wire ", dieted: true, build: func(t *testing.T, cfg *rest.Config, ns string) testkit.GVRFactory {
 		return dynamicinformer.NewFilteredDynamicSharedInformerFactory(must(dynamic.NewForConfig(cfg))(t), 0, ns, tweak)
 	}},
-	{name: "dynamic/ours-wire", ours: true, build: func(t *testing.T, cfg *rest.Config, ns string) testkit.GVRFactory {
+	{name: "dynamic/ours-config", ours: true, lw: "wire ", dieted: true, build: func(t *testing.T, cfg *rest.Config, ns string) testkit.GVRFactory {
 		return must(dynamicinformer.NewForConfig(cfg, 0, dynamicinformer.WithNamespace(ns),
 			dynamicinformer.WithTweakListOptions(tweak), dynamicinformer.WithWireOptions(wire.WithWorkers(2))))(t)
+	}},
+	{name: "dynamic/ours-without-wire", ours: true, lw: "client-go list/watch (WithoutWire)", build: func(t *testing.T, cfg *rest.Config, ns string) testkit.GVRFactory {
+		return must(dynamicinformer.New(must(dynamic.NewForConfig(cfg))(t), 0, dynamicinformer.WithNamespace(ns),
+			dynamicinformer.WithTweakListOptions(tweak), dynamicinformer.WithoutWire()))(t)
 	}},
 }
 
@@ -71,8 +83,18 @@ var metadataImpls = []factoryImpl{
 	{name: "metadata/client-go", build: func(t *testing.T, cfg *rest.Config, ns string) testkit.GVRFactory {
 		return clientgometadatainformer.NewFilteredSharedInformerFactory(must(metadata.NewForConfig(cfg))(t), 0, ns, tweak)
 	}},
-	{name: "metadata/ours", ours: true, build: func(t *testing.T, cfg *rest.Config, ns string) testkit.GVRFactory {
+	// On the wire from the user's metadata client, with the default diet:
+	// protobuf, and JSON without the diet on two workers.
+	{name: "metadata/ours", ours: true, lw: "wire ", dieted: true, build: func(t *testing.T, cfg *rest.Config, ns string) testkit.GVRFactory {
 		return metadatainformer.NewFilteredSharedInformerFactory(must(metadata.NewForConfig(cfg))(t), 0, ns, tweak)
+	}},
+	{name: "metadata/ours-json", ours: true, lw: "wire ", build: func(t *testing.T, cfg *rest.Config, ns string) testkit.GVRFactory {
+		return metadatainformer.NewSharedInformerFactoryWithOptions(must(metadata.NewForConfig(cfg))(t), 0, metadatainformer.WithNamespace(ns),
+			metadatainformer.WithTweakListOptions(tweak), metadatainformer.WithWireOptions(wire.WithContentType(wire.JSON), wire.WithWorkers(2), wire.WithoutDiet()))
+	}},
+	{name: "metadata/ours-without-wire", ours: true, lw: "client-go list/watch (WithoutWire)", build: func(t *testing.T, cfg *rest.Config, ns string) testkit.GVRFactory {
+		return metadatainformer.NewSharedInformerFactoryWithOptions(must(metadata.NewForConfig(cfg))(t), 0, metadatainformer.WithNamespace(ns),
+			metadatainformer.WithTweakListOptions(tweak), metadatainformer.WithoutWire())
 	}},
 }
 
@@ -93,14 +115,19 @@ type watched struct {
 	gi   informers.GenericInformer
 	reqs *testkit.Requests
 	gvr  schema.GroupVersionResource
+	// dieted: compare without managedFields.
+	dieted bool
 	// list is a fresh LIST of the namespace with webSelector from the
 	// server, in the representation the informer caches.
 	list func(ctx context.Context) (runtime.Object, error)
 }
 
-// Our dynamic factory (through the dynamic client and through the wire
-// decoder) and our metadata factory against a real kube-apiserver, beside
-// client-go's factories: on a custom resource (CRD created here) for the
+// Our dynamic factory (on the wire from a dynamic client and from a config,
+// and WithoutWire) and our metadata factory (on the wire from a metadata
+// client, in protobuf with the diet and in JSON without it, and
+// WithoutWire) against a real kube-apiserver, beside client-go's
+// factories — each of ours on the path Stats().ListerWatcher names, the
+// dieted ones equal to the server but for managedFields —: on a custom resource (CRD created here) for the
 // dynamic ones and on pods and config maps for the metadata ones, with
 // namespace and label selector tweak, each informer's lister equals a fresh
 // LIST from the server (same keys, same objects or metadata) after the
@@ -142,10 +169,16 @@ func TestFactoriesE2E(t *testing.T) {
 			f := im.build(t, rc, sel)
 			for _, gvr := range gvrs {
 				gi := f.ForResource(gvr)
-				if _, ok := pipeline.Unwrap(gi.Informer()); ok != im.ours {
+				inf, ok := pipeline.Unwrap(gi.Informer())
+				if ok != im.ours {
 					t.Fatalf("%s: informer %T: ours %v, want %v", im.name, gi.Informer(), ok, im.ours)
 				}
-				w := watched{name: im.name + "/" + gvr.Resource, gi: gi, reqs: reqs, gvr: gvr}
+				if ok {
+					if lw := inf.Stats().ListerWatcher; !strings.HasPrefix(lw, im.lw) {
+						t.Fatalf("%s: lists and watches through %q, want %q…", im.name, lw, im.lw)
+					}
+				}
+				w := watched{name: im.name + "/" + gvr.Resource, gi: gi, reqs: reqs, gvr: gvr, dieted: im.dieted}
 				opts := metav1.ListOptions{LabelSelector: webSelector}
 				if gvr == gizmosGVR {
 					w.list = func(ctx context.Context) (runtime.Object, error) {
@@ -320,6 +353,14 @@ func listerEqualsList(ctx context.Context, w watched) (bool, string) {
 	if err != nil {
 		return false, err.Error()
 	}
+	if w.dieted {
+		for _, o := range items {
+			if len(mustAccessor(o).GetManagedFields()) == 0 {
+				return false, "the server's objects have no managedFields: the diet would go unnoticed"
+			}
+			mustAccessor(o).SetManagedFields(nil)
+		}
+	}
 	want, got := byKey(items), byKey(cached)
 	for key, o := range want {
 		if g, ok := got[key]; !ok {
@@ -335,6 +376,14 @@ func listerEqualsList(ctx context.Context, w watched) (bool, string) {
 		return false, "the server lists nothing: the test would prove nothing"
 	}
 	return true, ""
+}
+
+func mustAccessor(o runtime.Object) metav1.Object {
+	a, err := meta.Accessor(o)
+	if err != nil {
+		panic(err)
+	}
+	return a
 }
 
 // byKey maps namespace/name to what the informer must hold equal: the

@@ -1,10 +1,7 @@
 package informers_test
 
 import (
-	"bytes"
-	"flag"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -22,7 +19,6 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/klog/v2"
 )
 
 // listerWatcher is what the informer behind inf lists and watches through
@@ -63,7 +59,7 @@ func TestWireForEveryType(t *testing.T) {
 // typed clients, and says so: in Stats and, once per factory, in a V(2) log
 // line. The informers work as client-go's on it.
 func TestFallbackToTypedClients(t *testing.T) {
-	logs := captureKlog(t, 2)
+	logs := testkit.CaptureKlog(t, 2)
 	client := fake.NewClientset(pod("ns1", "a", nil), pod("ns1", "b", nil))
 	f := informers.NewSharedInformerFactory(client, 0)
 	pods, nodes := f.Core().V1().Pods(), f.Core().V1().Nodes()
@@ -81,38 +77,6 @@ func TestFallbackToTypedClients(t *testing.T) {
 		t.Errorf("the fallback was logged %d times, want once:\n%s", n, logs())
 	}
 }
-
-// captureKlog sets klog's verbosity to v and collects its output until the
-// test ends.
-func captureKlog(t *testing.T, v int) (logs func() string) {
-	var fs flag.FlagSet
-	klog.InitFlags(&fs)
-	set := func(name, value string) {
-		if err := fs.Set(name, value); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var mu sync.Mutex
-	var buf bytes.Buffer
-	set("logtostderr", "false")
-	set("v", strconv.Itoa(v))
-	klog.SetOutput(writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return buf.Write(p) }))
-	t.Cleanup(func() {
-		klog.Flush()
-		set("v", "0")
-		set("logtostderr", "true")
-	})
-	return func() string {
-		klog.Flush()
-		mu.Lock()
-		defer mu.Unlock()
-		return buf.String()
-	}
-}
-
-type writerFunc func([]byte) (int, error)
-
-func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 // The diet is on by default (the cached pods have no managedFields); wire
 // options tune it, WithoutWire turns the wire off; invalid wire options fail
@@ -219,7 +183,9 @@ func sharedMutationChild(t *testing.T, role string) {
 		pods = append(pods, p)
 	}
 	s := newServer(t, pods...)
-	f := informers.NewSharedInformerFactory(s.client, 0)
+	// One decoder, so that which pods share a part is deterministic (each
+	// decoder has its own cache of parts).
+	f := informers.NewSharedInformerFactoryWithOptions(s.client, 0, informers.WithWireOptions(wire.WithWorkers(1)))
 	podInformer := f.Core().V1().Pods()
 	if _, err := podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
 		if p := obj.(*corev1.Pod); role == "handler" && p.Name == "p3" {

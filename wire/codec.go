@@ -88,9 +88,15 @@ type codec struct {
 	// pod: the resource is pods, whose diet shares parts before decoding
 	// (diet.protoPod).
 	pod bool
+	// metadata: the objects are metav1.PartialObjectMetadata (metadata.go);
+	// typed is set too, and there is no CBOR.
+	metadata bool
 }
 
 func newCodec(res Resource, d diet) (*codec, error) {
+	if isMetadata(res.Object) {
+		return newMetadataCodec(d)
+	}
 	c := &codec{diet: d}
 	// The decoders a client-go client of the resource uses: the typed
 	// clientset's (WithoutConversion) or the dynamic client's.

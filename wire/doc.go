@@ -11,13 +11,15 @@
 //
 //	lw, err := wire.NewForConfig(restConfig, wire.Resource{
 //		GVR:    schema.GroupVersionResource{Version: "v1", Resource: "pods"},
-//		Object: &corev1.Pod{}, // nil: unstructured, for any resource (CRDs)
+//		Object: &corev1.Pod{}, // nil: unstructured, for any resource (CRDs);
+//		// &metav1.PartialObjectMetadata{}: metadata only, for any resource
 //	}, wire.WithWorkers(4), wire.WithDiet())
 //	inf := pipeline.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, indexers)
 //	// or: cache.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, indexers)
 //
-// New takes a rest.Interface for the resource's group version instead (for
-// example clientset.CoreV1().RESTClient()), like cache.NewListWatchFromClient.
+// New takes a rest.Interface instead: any REST client of the server (for
+// example clientset.CoreV1().RESTClient(), or the one under a dynamic or
+// metadata client), like cache.NewListWatchFromClient.
 // Options: WithWorkers (default GOMAXPROCS), WithWindow (default 16 per
 // worker), WithLabelSelector, WithFieldSelector, WithTweakListOptions (applied
 // last, like an informer factory's), WithContentType (Protobuf where the type
@@ -28,12 +30,19 @@
 //
 // # Requests and errors
 //
-// Requests go through client-go's rest.Request: Get, NamespaceIfScoped,
-// Resource, VersionedParams and Timeout exactly as a typed clientset's List
-// and Watch, then Stream. So client-side throttling (lists), Retry-After
+// Requests go through client-go's rest.Request, built as the client wire
+// mirrors builds its List and Watch, then Stream: for typed objects a
+// typed clientset's (Get, the group version's path, NamespaceIfScoped,
+// Resource, VersionedParams, and Timeout from TimeoutSeconds); for
+// unstructured objects the dynamic client's and for metadata-only ones
+// the metadata client's (the collection's whole path by AbsPath, so an
+// error response without a Status names no resource; VersionedParams; no
+// timeout, but on the metadata client's watches). New refuses a group,
+// version, resource or namespace that is not a valid path segment. So
+// client-side throttling (lists), Retry-After
 // retries of 429 and 5xx, warning handlers, metrics of the transport and the
 // transformation of error responses are client-go's own, and the reflector
-// sees the errors a typed ListWatch gives it:
+// sees the errors the mirrored client's ListWatch gives it:
 //
 //	response                              List returns / Watch returns
 //	non-2xx with a Status body (JSON or   *errors.StatusError with that Status
@@ -86,8 +95,9 @@
 // anything else is read as protobuf. A CBOR body from the API server starts
 // with the self-described tag (0xd9 0xd9 0xf7), and any byte but '{' starts
 // a CBOR data item, so when CBOR was requested anything but '{' is read as
-// CBOR. Otherwise everything is JSON. Only content types that were requested
-// can come back, so this is unambiguous for any server.
+// CBOR. Otherwise everything is JSON (for metadata-only objects, which are
+// never CBOR, a body with the CBOR tag too). Only content types that were
+// requested can come back, so this is unambiguous for any server.
 //
 // # CBOR
 //
@@ -134,7 +144,49 @@
 // Typed objects come back as client-go's typed clients return them: lists
 // as the type's list (*corev1.PodList) with TypeMeta cleared, watch objects
 // with TypeMeta cleared, list items as encoded. Unstructured objects come
-// back as the dynamic client returns them.
+// back as the dynamic client returns them, metadata-only objects as the
+// metadata client does (see below).
+//
+// # Metadata-only objects
+//
+// Resource.Object &metav1.PartialObjectMetadata{} lists and watches the
+// metadata of any resource, built-in or custom, as client-go's metadata
+// client (k8s.io/client-go/metadata, under client-go's metadatainformer)
+// does. Lists accept
+// application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,
+// the same in JSON, then plain JSON; watches the same with
+// as=PartialObjectMetadata; with WithContentType(JSON) the protobuf clause
+// is left out, and CBOR is refused by New (the metadata client has none).
+// The server answers with meta.k8s.io/v1 PartialObjectMetadataList and
+// PartialObjectMetadata objects, which take the fast paths above (the
+// object's metadata is its protobuf field 1, as for built-in types). They
+// come back as the metadata client returns them: a
+// *metav1.PartialObjectMetadataList with TypeMeta cleared and items as
+// encoded (JSON items keep their kind, protobuf ones have none), watch
+// objects as *metav1.PartialObjectMetadata with TypeMeta cleared.
+//
+// Anything else is decoded by the metadata client's decoders
+// (apimachinery's meta internal-version scheme, which knows meta.k8s.io's
+// kinds and Status) and treated as that client treats it, with its error
+// messages: a list body that is a Status is its error (or, for Success,
+// "unexpected object"), as is one of another meta.k8s.io kind
+// (v1beta1's list); a list of a kind the scheme does not know — a server
+// that ignored the transformation and sent whole objects — is read, as
+// JSON, by encoding/json into the metadata of its items, and fails in
+// protobuf; a watch object of such a kind ends the watch with an ERROR
+// event. Resource.Scheme is not used. Everything else is the wire's as
+// for other objects: streaming, decoding on the workers in the server's
+// order, WatchList, bad input and the frame limit, and the diet —
+// managedFields cut from the bytes, metadata strings interned (as for
+// other typed objects: namespace, generateName, labels, annotation keys,
+// owner references, finalizers); compaction and sharing are for pods and
+// change nothing here. TestMetadataDifferential (random metadata over
+// HTTP, lists paged or not, watch streams with bookmarks and the WatchList
+// bookmark, protobuf and JSON, the requests compared too),
+// TestMetadataAgainstAPISim, TestMetadataBadLists,
+// TestMetadataBadWatchStreams, TestMetadataAPIErrors and the fuzz targets
+// FuzzMetadataList and FuzzMetadataWatch compare it with the metadata
+// client.
 //
 // # Goroutines, ordering and memory
 //
@@ -299,7 +351,8 @@
 // The fuzz targets (FuzzProtoWatch, FuzzJSONWatch, FuzzCBORWatch,
 // FuzzProtoList, FuzzJSONList, FuzzCBORList, FuzzDropManagedFieldsProto,
 // FuzzDropManagedFieldsJSON, FuzzDropManagedFieldsCBOR,
-// FuzzSharePod here,
+// FuzzSharePod, FuzzMetadataList, FuzzMetadataWatch (served over HTTP to
+// the metadata client and to wire) here,
 // FuzzReadValue in internal/jsonwire) run their seed corpora (testdata/fuzz)
 // with go test; `make fuzz` (hack/fuzz.sh) runs each for a few seconds.
 package wire

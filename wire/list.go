@@ -32,7 +32,7 @@ import (
 // *errors.StatusError for an API error (410 Expired, 429, 5xx, …), the
 // transport's error otherwise.
 func (lw *ListerWatcher) ListWithContext(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-	req, timeout := lw.request(opts)
+	req, timeout := lw.request(opts, false)
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
@@ -63,9 +63,10 @@ func (lw *ListerWatcher) decodeList(body io.Reader) (runtime.Object, error) {
 			return nil, fmt.Errorf("wire: protobuf list response for %v, which has no protobuf encoding", lw.res.GVR)
 		}
 		f = formatProtobuf
-	case bytes.HasPrefix(head, cborwire.SelfDescribed) || (lw.cborRequested() && head[0] != '{'):
+	case !lw.codec.metadata && (bytes.HasPrefix(head, cborwire.SelfDescribed) || (lw.cborRequested() && head[0] != '{')):
 		// The API server starts CBOR with the self-described tag and JSON
-		// with '{'; asked for CBOR, it answers one of the two.
+		// with '{'; asked for CBOR, it answers one of the two. (The
+		// metadata client has no CBOR: its bodies are protobuf or JSON.)
 		f = formatCBOR
 	}
 	b := lw.newListBuilder(f)
@@ -101,23 +102,32 @@ func (lw *ListerWatcher) decodeList(body io.Reader) (runtime.Object, error) {
 }
 
 // referenceList decodes a whole list body with client-go's decoder, as
-// rest.Result.Into does: a Status other than Success is its error.
+// rest.Result.Into does: a Status other than Success is its error. A
+// metadata-only list is decoded as the metadata client's List decodes it
+// (metadataList).
 func (lw *ListerWatcher) referenceList(f format, body io.Reader) (runtime.Object, error) {
 	data, err := io.ReadAll(body) // only for lists not in the form the API server writes
 	if err != nil {
 		return nil, err
 	}
 	var into runtime.Object = &unstructured.UnstructuredList{}
-	if lw.codec.typed {
-		into = reflect.New(lw.listType).Interface().(runtime.Object)
-	}
-	out, _, err := lw.codec.reference[f].object.Decode(data, nil, into)
-	if err != nil {
-		return nil, err
-	}
-	if out != into {
-		if s, ok := out.(*metav1.Status); ok && s.Status != metav1.StatusSuccess {
-			return nil, apierrors.FromObject(s)
+	switch {
+	case lw.codec.metadata:
+		if into, err = lw.metadataList(f, data); err != nil {
+			return nil, err
+		}
+	default:
+		if lw.codec.typed {
+			into = reflect.New(lw.listType).Interface().(runtime.Object)
+		}
+		out, _, err := lw.codec.reference[f].object.Decode(data, nil, into)
+		if err != nil {
+			return nil, err
+		}
+		if out != into {
+			if s, ok := out.(*metav1.Status); ok && s.Status != metav1.StatusSuccess {
+				return nil, apierrors.FromObject(s)
+			}
 		}
 	}
 	d := lw.codec.diet

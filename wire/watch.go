@@ -28,7 +28,7 @@ import (
 // empty, closed watch.
 func (lw *ListerWatcher) WatchWithContext(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 	opts.Watch = true
-	req, _ := lw.request(opts)
+	req, _ := lw.request(opts, true)
 	body, err := req.Throttle(nil).Stream(ctx)
 	if err != nil {
 		if utilnet.IsProbableEOF(err) || utilnet.IsTimeout(err) {

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/validation/path"
+	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -30,9 +32,12 @@ type Resource struct {
 	// the type. Nil decodes into unstructured.Unstructured and
 	// unstructured.UnstructuredList, as client-go's dynamic client does: for
 	// custom resources or any resource without Go types.
+	// &metav1.PartialObjectMetadata{} lists and watches the metadata of any
+	// resource, as client-go's metadata client does (doc.go,
+	// "Metadata-only objects").
 	Object runtime.Object
 	// Scheme knows Object's kind and its list kind; nil means client-go's
-	// kubernetes/scheme.Scheme.
+	// kubernetes/scheme.Scheme. Not used for metadata-only objects.
 	Scheme *runtime.Scheme
 }
 
@@ -47,13 +52,16 @@ type ListerWatcher struct {
 	res    Resource
 	cfg    config
 	codec  *codec
-	accept string
-	bufs   *sync.Pool // *[]byte frame and item buffers
+	// accept and watchAccept are the Accept headers of lists and watches
+	// (they differ for metadata-only objects).
+	accept, watchAccept string
+	bufs                *sync.Pool // *[]byte frame and item buffers
 	// listType is the typed list struct (nil for unstructured).
 	listType reflect.Type
 	// prefix is the path of the resource's group version below the
-	// server's base URL ("/api/v1", "/apis/apps/v1").
-	prefix string
+	// server's base URL ("/api/v1", "/apis/apps/v1"); path is the
+	// collection's ("/api/v1/namespaces/shop/pods").
+	prefix, path string
 }
 
 var (
@@ -77,7 +85,16 @@ func New(client rest.Interface, res Resource, opts ...Option) (*ListerWatcher, e
 	if res.GVR.Resource == "" || res.GVR.Version == "" {
 		return nil, fmt.Errorf("%w: resource %v has no version or resource", errInvalidOption, res.GVR)
 	}
-	if res.Object != nil && res.Scheme == nil {
+	for _, seg := range [...]struct{ what, name string }{{"group", res.GVR.Group}, {"version", res.GVR.Version}, {"resource", res.GVR.Resource}, {"namespace", res.Namespace}} {
+		if msgs := path.IsValidPathSegmentName(seg.name); seg.name != "" && len(msgs) > 0 {
+			return nil, fmt.Errorf("%w: %s %q: %s", errInvalidOption, seg.what, seg.name, strings.Join(msgs, ", "))
+		}
+	}
+	metadataOnly := isMetadata(res.Object)
+	switch {
+	case metadataOnly:
+		res.Scheme = metainternalversionscheme.Scheme // the metadata client's
+	case res.Object != nil && res.Scheme == nil:
 		res.Scheme = scheme.Scheme
 	}
 	var cfg config
@@ -87,6 +104,9 @@ func New(client rest.Interface, res Resource, opts ...Option) (*ListerWatcher, e
 	cfg.setDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, err
+	}
+	if metadataOnly && cfg.contentType == CBOR {
+		return nil, fmt.Errorf("%w: CBOR for metadata-only objects (client-go's metadata client asks for protobuf or JSON only)", errInvalidOption)
 	}
 	cfg.diet.interners = newInterners(cfg.workers)
 	if cfg.diet.sharing() {
@@ -105,11 +125,20 @@ func New(client rest.Interface, res Resource, opts ...Option) (*ListerWatcher, e
 		bufs:   &sync.Pool{},
 		prefix: groupVersionPath(res.GVR.GroupVersion()),
 	}
+	lw.path = lw.prefix + "/" + res.GVR.Resource
+	if res.Namespace != "" {
+		lw.path = lw.prefix + "/namespaces/" + res.Namespace + "/" + res.GVR.Resource
+	}
 	switch {
+	case metadataOnly:
+		lw.accept, lw.watchAccept = metadataAccept(cfg.contentType)
 	case c.protobuf && cfg.contentType == Protobuf:
 		lw.accept = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
 	case cfg.contentType == CBOR:
 		lw.accept = runtime.ContentTypeCBOR + "," + runtime.ContentTypeJSON + ";q=0.9"
+	}
+	if lw.watchAccept == "" {
+		lw.watchAccept = lw.accept
 	}
 	if c.typed {
 		list, err := res.Scheme.New(c.listGVK)
@@ -139,13 +168,16 @@ func NewForConfig(cfg *rest.Config, res Resource, opts ...Option) (*ListerWatche
 	if gv.Group == "" {
 		c.APIPath = "/api"
 	}
-	if res.Object != nil {
+	switch {
+	case isMetadata(res.Object):
+		c.NegotiatedSerializer = metainternalversionscheme.Codecs.WithoutConversion() // metadata.ConfigFor's
+	case res.Object != nil:
 		s := res.Scheme
 		if s == nil {
 			s = scheme.Scheme
 		}
 		c.NegotiatedSerializer = codecFactory(s).WithoutConversion()
-	} else {
+	default:
 		c.NegotiatedSerializer = newUnstructuredSerializer()
 	}
 	if c.UserAgent == "" {
@@ -168,7 +200,9 @@ func groupVersionPath(gv schema.GroupVersion) string {
 
 // String describes the ListerWatcher, for pipeline.Stats and logs:
 // "wire pods.v1 in shop: protobuf, 2 workers, diet (managedFields dropped,
-// interned, compacted, shared)".
+// interned, compacted, shared)"; the content type is the one requested
+// (json for unstructured objects unless CBOR), metadata-only ones say
+// "metadata only" first.
 func (lw *ListerWatcher) String() string {
 	var b strings.Builder
 	gvr := lw.res.GVR
@@ -179,7 +213,15 @@ func (lw *ListerWatcher) String() string {
 	if lw.res.Namespace != "" {
 		fmt.Fprintf(&b, " in %s", lw.res.Namespace)
 	}
-	fmt.Fprintf(&b, ": %s, %d workers", lw.cfg.contentType, lw.cfg.workers)
+	b.WriteString(": ")
+	if lw.codec.metadata {
+		b.WriteString("metadata only, ")
+	}
+	ct := lw.cfg.contentType
+	if ct == Protobuf && !lw.codec.protobuf {
+		ct = JSON // what is requested for a type without protobuf
+	}
+	fmt.Fprintf(&b, "%s, %d workers", ct, lw.cfg.workers)
 	return b.String() + lw.cfg.diet.String()
 }
 
@@ -196,9 +238,15 @@ func (lw *ListerWatcher) cborRequested() bool { return lw.cfg.contentType == CBO
 // events, ended by the k8s.io/initial-events-end bookmark).
 func (lw *ListerWatcher) IsWatchListSemanticsUnSupported() bool { return false }
 
-// request builds a GET for the resource with opts, as a typed clientset's
-// List and Watch build theirs.
-func (lw *ListerWatcher) request(opts metav1.ListOptions) (*rest.Request, time.Duration) {
+// request builds the GET of a list (watch false) or a watch with opts as
+// the client-go client wire mirrors builds it: a typed clientset's names
+// the resource (Resource, with the namespace) and sets a timeout from
+// opts.TimeoutSeconds; the dynamic client's (unstructured) and the
+// metadata client's give the collection's whole path (AbsPath, so API
+// errors name no resource, as theirs do), the metadata client's with the
+// timeout on watches only, the dynamic client's with none. The timeout is
+// returned too.
+func (lw *ListerWatcher) request(opts metav1.ListOptions, watch bool) (*rest.Request, time.Duration) {
 	if lw.cfg.labelSelector != "" {
 		opts.LabelSelector = lw.cfg.labelSelector
 	}
@@ -208,18 +256,24 @@ func (lw *ListerWatcher) request(opts metav1.ListOptions) (*rest.Request, time.D
 	if lw.cfg.tweak != nil {
 		lw.cfg.tweak(&opts)
 	}
+	clientset := lw.codec.typed && !lw.codec.metadata
 	var timeout time.Duration
-	if opts.TimeoutSeconds != nil {
+	if opts.TimeoutSeconds != nil && (clientset || lw.codec.metadata && watch) {
 		timeout = time.Duration(*opts.TimeoutSeconds) * time.Second
 	}
-	ns := lw.res.Namespace
-	return lw.client.Get().
-		AbsPath(lw.prefix).
-		NamespaceIfScoped(ns, ns != "").
-		Resource(lw.res.GVR.Resource).
-		VersionedParams(&opts, metav1.ParameterCodec).
+	accept := lw.accept
+	if watch {
+		accept = lw.watchAccept
+	}
+	req := lw.client.Get()
+	if ns := lw.res.Namespace; clientset {
+		req = req.AbsPath(lw.prefix).NamespaceIfScoped(ns, ns != "").Resource(lw.res.GVR.Resource)
+	} else {
+		req = req.AbsPath(lw.path)
+	}
+	return req.VersionedParams(&opts, metav1.ParameterCodec).
 		Timeout(timeout).
-		SetHeader("Accept", lw.accept), timeout
+		SetHeader("Accept", accept), timeout
 }
 
 // List implements cache.Lister.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -30,8 +31,11 @@ var widgets = apisim.WidgetsResource
 // impl builds a factory for namespace and tweak: client-go's, or ours
 // listing through the dynamic client or through wire.
 type impl struct {
-	name  string
-	ours  bool
+	name string
+	ours bool
+	// lw is the prefix of Stats().ListerWatcher of the factory's widget
+	// informer in namespace a.
+	lw    string
 	build func(t *testing.T, cfg *rest.Config, namespace string, tweak dynamicinformer.TweakListOptionsFunc) dynamicinformer.DynamicSharedInformerFactory
 }
 
@@ -48,17 +52,28 @@ var impls = []impl{
 	{name: "client-go", build: func(t *testing.T, cfg *rest.Config, ns string, tweak dynamicinformer.TweakListOptionsFunc) dynamicinformer.DynamicSharedInformerFactory {
 		return clientgodynamicinformer.NewFilteredDynamicSharedInformerFactory(dynamicClient(t, cfg), 0, ns, tweak)
 	}},
-	{name: "ours/client", ours: true, build: func(t *testing.T, cfg *rest.Config, ns string, tweak dynamicinformer.TweakListOptionsFunc) dynamicinformer.DynamicSharedInformerFactory {
-		return dynamicinformer.NewFilteredDynamicSharedInformerFactory(dynamicClient(t, cfg), 0, ns, tweak)
-	}},
-	{name: "ours/wire", ours: true, build: func(t *testing.T, cfg *rest.Config, ns string, tweak dynamicinformer.TweakListOptionsFunc) dynamicinformer.DynamicSharedInformerFactory {
-		f, err := dynamicinformer.NewForConfig(cfg, 0, dynamicinformer.WithNamespace(ns), dynamicinformer.WithTweakListOptions(tweak),
-			dynamicinformer.WithWireOptions(wire.WithWorkers(2)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return f
-	}},
+	{name: "ours/client", ours: true, lw: "wire widgets.v1.example.shardinformer.io in a: json, ",
+		build: func(t *testing.T, cfg *rest.Config, ns string, tweak dynamicinformer.TweakListOptionsFunc) dynamicinformer.DynamicSharedInformerFactory {
+			return dynamicinformer.NewFilteredDynamicSharedInformerFactory(dynamicClient(t, cfg), 0, ns, tweak)
+		}},
+	{name: "ours/config", ours: true, lw: "wire widgets.v1.example.shardinformer.io in a: json, 2 workers, diet (",
+		build: func(t *testing.T, cfg *rest.Config, ns string, tweak dynamicinformer.TweakListOptionsFunc) dynamicinformer.DynamicSharedInformerFactory {
+			f, err := dynamicinformer.NewForConfig(cfg, 0, dynamicinformer.WithNamespace(ns), dynamicinformer.WithTweakListOptions(tweak),
+				dynamicinformer.WithWireOptions(wire.WithWorkers(2)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return f
+		}},
+	{name: "ours/WithoutWire", ours: true, lw: "client-go list/watch (WithoutWire)",
+		build: func(t *testing.T, cfg *rest.Config, ns string, tweak dynamicinformer.TweakListOptionsFunc) dynamicinformer.DynamicSharedInformerFactory {
+			f, err := dynamicinformer.New(dynamicClient(t, cfg), 0, dynamicinformer.WithNamespace(ns), dynamicinformer.WithTweakListOptions(tweak),
+				dynamicinformer.WithoutWire())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return f
+		}},
 }
 
 func widget(ns, name, tier string, seed int64) *unstructured.Unstructured {
@@ -130,7 +145,8 @@ func cacheMatches(lister cache.GenericLister, want map[string]*unstructured.Unst
 // Namespace and tweak reach every list and watch request; the listers hold
 // the server's selected widgets, equal to the server's, initially and as
 // widgets enter and leave the selection — for client-go's factory and ours
-// (dynamic client and wire), with and without WatchList.
+// (on the wire from a dynamic client and from a config, and WithoutWire),
+// with and without WatchList.
 func TestListersFollowTheServer(t *testing.T) {
 	for _, im := range impls {
 		t.Run(im.name, func(t *testing.T) {
@@ -141,8 +157,14 @@ func TestListersFollowTheServer(t *testing.T) {
 				if gi != f.ForResource(widgets) {
 					t.Error("ForResource built a second informer for the same resource")
 				}
-				if _, ok := pipeline.Unwrap(gi.Informer()); ok != im.ours {
+				inf, ok := pipeline.Unwrap(gi.Informer())
+				if ok != im.ours {
 					t.Fatalf("informer %T: ours %v, want %v", gi.Informer(), ok, im.ours)
+				}
+				if ok {
+					if got := inf.Stats().ListerWatcher; !strings.HasPrefix(got, im.lw) {
+						t.Fatalf("Stats().ListerWatcher = %q, want %q…", got, im.lw)
+					}
 				}
 				testkit.StartFactory(t, f)
 				if ok, why := cacheMatches(gi.Lister(), serverWidgets(s, "a")); !ok {
@@ -246,8 +268,14 @@ func TestBadInput(t *testing.T) {
 	if _, err := dynamicinformer.New(client, 0, dynamicinformer.WithPipelineOptions(pipeline.WithShards(-1))); err == nil {
 		t.Error("New with -1 shards succeeded")
 	}
-	if _, err := dynamicinformer.New(client, 0, dynamicinformer.WithWireOptions(wire.WithWorkers(2))); err == nil {
-		t.Error("New with wire options succeeded")
+	if _, err := dynamicinformer.New(client, 0, dynamicinformer.WithWireOptions(wire.WithWorkers(-1))); err == nil {
+		t.Error("New with -1 wire workers succeeded")
+	}
+	if _, err := dynamicinformer.New(client, 0, dynamicinformer.WithoutWire(), dynamicinformer.WithWireOptions(wire.WithWindow(-1))); err == nil {
+		t.Error("New WithoutWire with a -1 wire window succeeded")
+	}
+	if _, err := dynamicinformer.NewForConfig(&rest.Config{Host: "http://127.0.0.1:1", TLSClientConfig: rest.TLSClientConfig{CAFile: "/nonexistent/ca.crt"}}, 0); err == nil {
+		t.Error("NewForConfig with a missing CA file succeeded")
 	}
 	if _, err := dynamicinformer.NewForConfig(cfg, 0, dynamicinformer.WithWireOptions(wire.WithWorkers(-1))); err == nil {
 		t.Error("NewForConfig with -1 wire workers succeeded")

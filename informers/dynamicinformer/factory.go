@@ -3,10 +3,11 @@ package dynamicinformer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/shardinformer/shardinformer/informers/internal/gvrfactory"
-	"github.com/shardinformer/shardinformer/wire"
+	"github.com/shardinformer/shardinformer/informers/internal/restclient"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -40,65 +41,63 @@ var (
 var ErrInvalidResource = gvrfactory.ErrInvalidResource
 
 var (
-	errWireOptions = errors.New("dynamicinformer: WithWireOptions needs NewForConfig")
-	errNilConfig   = errors.New("dynamicinformer: NewForConfig: nil rest.Config")
-	errNilClient   = errors.New("dynamicinformer: nil client")
+	errNilConfig = errors.New("dynamicinformer: NewForConfig: nil rest.Config")
+	errNilClient = errors.New("dynamicinformer: nil client")
 )
 
 // NewDynamicSharedInformerFactory is client-go's constructor of the same
-// name, building our informers: list/watch through client for all
-// namespaces.
+// name, building our informers: list/watch through client's REST client on
+// the wire, with the diet, for all namespaces.
 func NewDynamicSharedInformerFactory(client dynamic.Interface, defaultResync time.Duration) DynamicSharedInformerFactory {
 	return NewFilteredDynamicSharedInformerFactory(client, defaultResync, "", nil)
 }
 
 // NewFilteredDynamicSharedInformerFactory is client-go's constructor of the
-// same name, building our informers: list/watch through client in
-// namespace ("" is all) with tweakListOptions applied to every request.
+// same name, building our informers: list/watch through client's REST
+// client on the wire, with the diet, in namespace ("" is all) with
+// tweakListOptions applied to every request. It panics on a nil client.
 func NewFilteredDynamicSharedInformerFactory(client dynamic.Interface, defaultResync time.Duration, namespace string, tweakListOptions TweakListOptionsFunc) DynamicSharedInformerFactory {
 	f, err := New(client, defaultResync, WithNamespace(namespace), WithTweakListOptions(tweakListOptions))
-	if err != nil { // no pipeline options: only a nil client fails
+	if err != nil { // no pipeline or wire options: only a nil client fails
 		panic(err)
 	}
 	return f
 }
 
-// New returns a factory whose informers list and watch through client. It
-// fails on a nil client, invalid pipeline options and WithWireOptions.
+// New returns a factory whose informers list and watch through the wire
+// decoder (package wire: streaming, decoding on several goroutines into
+// the dynamic client's unstructured objects) on the REST client under
+// client, with wire.WithDiet and then WithWireOptions; with WithoutWire,
+// or for a client without a REST client (client-go's fake dynamic client,
+// logged once at V(2)), through client's own List and Watch, decoded by
+// client-go. It fails on a nil client and on invalid pipeline or wire
+// options.
 func New(client dynamic.Interface, defaultResync time.Duration, opts ...Option) (SharedInformerFactory, error) {
 	if client == nil {
 		return nil, errNilClient
 	}
 	c := configure(opts)
-	if len(c.wire) > 0 {
-		return nil, errWireOptions
-	}
-	return c.factory(defaultResync, func(gvr schema.GroupVersionResource) (cache.ListerWatcher, error) {
-		r := client.Resource(gvr).Namespace(c.namespace)
-		return gvrfactory.ClientListWatch(r.List, r.Watch, c.tweak, client), nil
-	})
+	rc, _ := restclient.Dynamic(client)
+	return c.factory(defaultResync, client, rc, nil)
 }
 
 // NewForConfig returns a factory whose informers list and watch through the
-// wire package's decoder (streaming, decoding on several goroutines; see
-// package wire), as unstructured objects like the dynamic client's. cfg's
-// QPS, burst, transport and timeout apply (a copy taken now). It fails on a
-// nil cfg and on invalid pipeline or wire options.
+// wire decoder, as New's do, on REST clients of their own built from cfg
+// (wire.NewForConfig, which also decodes CBOR; a copy of cfg taken now:
+// its QPS, burst, transport and timeout apply); with WithoutWire, through
+// a dynamic client for cfg. It fails on a nil or invalid cfg and on
+// invalid pipeline or wire options.
 func NewForConfig(cfg *rest.Config, defaultResync time.Duration, opts ...Option) (SharedInformerFactory, error) {
 	if cfg == nil {
 		return nil, errNilConfig
 	}
 	cfg = rest.CopyConfig(cfg) // later changes to the caller's do not reach the informers
 	c := configure(opts)
-	wireOpts := append(c.wire[:len(c.wire):len(c.wire)], wire.WithTweakListOptions(c.tweak))
-	lw := func(gvr schema.GroupVersionResource) (cache.ListerWatcher, error) {
-		return wire.NewForConfig(cfg, wire.Resource{GVR: gvr, Namespace: c.namespace}, wireOpts...)
+	client, err := dynamic.NewForConfig(cfg) // for WithoutWire; checks cfg
+	if err != nil {
+		return nil, fmt.Errorf("dynamicinformer: %w", err)
 	}
-	// Check cfg and the wire options now, on a resource of any name.
-	if _, err := lw(schema.GroupVersionResource{Version: "v1", Resource: "checks"}); err != nil {
-		return nil, err
-	}
-	return c.factory(defaultResync, lw)
+	return c.factory(defaultResync, client, nil, cfg)
 }
 
 func configure(opts []Option) config {
@@ -109,7 +108,21 @@ func configure(opts []Option) config {
 	return c
 }
 
-func (c config) factory(resync time.Duration, lw func(schema.GroupVersionResource) (cache.ListerWatcher, error)) (SharedInformerFactory, error) {
+// factory builds the factory on client, listing and watching through the
+// wire on rc or on REST clients built from cfg (neither: client's own
+// list/watch, as for WithoutWire).
+func (c config) factory(resync time.Duration, client dynamic.Interface, rc rest.Interface, cfg *rest.Config) (SharedInformerFactory, error) {
+	lw, err := gvrfactory.Source{
+		Kind: "dynamic", Client: client, REST: rc, Config: cfg, NoWire: c.noWire, Wire: c.wire,
+		Namespace: c.namespace, Tweak: c.tweak,
+		ClientListWatch: func(gvr schema.GroupVersionResource) cache.ListerWatcher {
+			r := client.Resource(gvr).Namespace(c.namespace)
+			return gvrfactory.ClientListWatch(r.List, r.Watch, c.tweak, client)
+		},
+	}.ListerWatchers()
+	if err != nil {
+		return nil, fmt.Errorf("dynamicinformer: %w", err)
+	}
 	f, err := gvrfactory.New(gvrfactory.Config{
 		Kind:          "dynamic",
 		Resync:        resync,

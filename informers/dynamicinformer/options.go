@@ -15,6 +15,7 @@ type config struct {
 	transform cache.TransformFunc
 	pipeline  []pipeline.Option
 	wire      []wire.Option
+	noWire    bool
 }
 
 // WithNamespace limits the factory's informers to namespace (as
@@ -40,9 +41,18 @@ func WithPipelineOptions(opts ...pipeline.Option) Option {
 	return func(c *config) { c.pipeline = append(c.pipeline, opts...) }
 }
 
-// WithWireOptions passes opts (workers, window, diet, …) to the wire
-// ListerWatcher of every informer; for NewForConfig only (New fails with
-// it). The factory sets the namespace and the tweak itself.
+// WithWireOptions passes opts (workers, content type, diet, …) to the wire
+// ListerWatcher of every informer of the factory, after the default
+// wire.WithDiet(): wire.WithoutDiet() turns the diet off, and a step given
+// after it turns that step on again. The factory sets the namespace and its
+// tweak function itself (the tweak last).
 func WithWireOptions(opts ...wire.Option) Option {
 	return func(c *config) { c.wire = append(c.wire, opts...) }
 }
+
+// WithoutWire makes the factory's informers list and watch through the
+// dynamic client's own List and Watch, decoded by client-go, as client-go's
+// factory does: for a client that does more than send requests through its
+// REST client (a wrapper that records or rewrites calls). Wire options are
+// still checked, and otherwise ignored.
+func WithoutWire() Option { return func(c *config) { c.noWire = true } }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/shardinformer/shardinformer/informers/metadatainformer"
 	"github.com/shardinformer/shardinformer/internal/testkit"
 	"github.com/shardinformer/shardinformer/pipeline"
+	"github.com/shardinformer/shardinformer/wire"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,18 +27,35 @@ import (
 var pods, configMaps = apisim.PodsResource, apisim.ConfigMapsResource
 
 type impl struct {
-	name  string
-	ours  bool
-	build func(metadata.Interface, string, metadatainformer.TweakListOptionsFunc) testkit.GVRFactory
+	name string
+	ours bool
+	// lw is the prefix of Stats().ListerWatcher of the factory's pod
+	// informer in namespace a; dieted: the cache has no managedFields.
+	lw     string
+	dieted bool
+	build  func(metadata.Interface, string, metadatainformer.TweakListOptionsFunc) testkit.GVRFactory
+}
+
+// withOptions builds our factory with opts through the client-go-shaped
+// constructor.
+func withOptions(opts ...metadatainformer.SharedInformerOption) func(metadata.Interface, string, metadatainformer.TweakListOptionsFunc) testkit.GVRFactory {
+	return func(c metadata.Interface, ns string, tweak metadatainformer.TweakListOptionsFunc) testkit.GVRFactory {
+		return metadatainformer.NewSharedInformerFactoryWithOptions(c, 0,
+			append([]metadatainformer.SharedInformerOption{metadatainformer.WithNamespace(ns), metadatainformer.WithTweakListOptions(tweak)}, opts...)...)
+	}
 }
 
 var impls = []impl{
 	{name: "client-go", build: func(c metadata.Interface, ns string, tweak metadatainformer.TweakListOptionsFunc) testkit.GVRFactory {
 		return clientgometadatainformer.NewFilteredSharedInformerFactory(c, 0, ns, tweak)
 	}},
-	{name: "shardinformer", ours: true, build: func(c metadata.Interface, ns string, tweak metadatainformer.TweakListOptionsFunc) testkit.GVRFactory {
-		return metadatainformer.NewFilteredSharedInformerFactory(c, 0, ns, tweak)
-	}},
+	{name: "shardinformer", ours: true, lw: "wire pods.v1 in a: metadata only, protobuf, ", dieted: true,
+		build: func(c metadata.Interface, ns string, tweak metadatainformer.TweakListOptionsFunc) testkit.GVRFactory {
+			return metadatainformer.NewFilteredSharedInformerFactory(c, 0, ns, tweak)
+		}},
+	{name: "shardinformer/json-3-workers-without-diet", ours: true, lw: "wire pods.v1 in a: metadata only, json, 3 workers",
+		build: withOptions(metadatainformer.WithWireOptions(wire.WithContentType(wire.JSON), wire.WithWorkers(3), wire.WithoutDiet()))},
+	{name: "shardinformer/WithoutWire", ours: true, lw: "client-go list/watch (WithoutWire)", build: withOptions(metadatainformer.WithoutWire())},
 }
 
 // newServer serves pods web-0..4 and db-0..2 and config maps cm-0..3 in
@@ -83,15 +102,22 @@ func client(t *testing.T, cfg *rest.Config) metadata.Interface {
 	return c
 }
 
-// cacheMatches reports whether lister holds exactly the metadata of want.
-func cacheMatches(lister cache.GenericLister, want []*corev1.Pod) (bool, string) {
+// cacheMatches reports whether lister holds exactly the metadata of want
+// (without managedFields if dieted).
+func cacheMatches(lister cache.GenericLister, want []*corev1.Pod, dieted bool) (bool, string) {
 	objs, err := lister.List(labels.Everything())
 	if err != nil {
 		return false, err.Error()
 	}
 	byKey := map[string]metav1.ObjectMeta{}
 	for _, p := range want {
-		byKey[p.Namespace+"/"+p.Name] = p.ObjectMeta
+		m := *p.ObjectMeta.DeepCopy()
+		if dieted {
+			m.ManagedFields = nil
+		} else if len(m.ManagedFields) == 0 {
+			return false, p.Name + " has no managedFields: the diet would go unnoticed"
+		}
+		byKey[p.Namespace+"/"+p.Name] = m
 	}
 	var got []string
 	for _, o := range objs {
@@ -112,9 +138,11 @@ func webPods(s *apisim.Server, ns string) []*corev1.Pod {
 }
 
 // Namespace and tweak reach every list and watch request; the listers hold
-// the metadata of the server's selected pods, initially and as pods enter
-// and leave the selection — for client-go's factory and ours, with and
-// without WatchList.
+// the metadata of the server's selected pods (ours on the wire without
+// managedFields, by default), initially and as pods enter and leave the
+// selection — for client-go's factory and ours (on the wire with the
+// default diet; in JSON on three workers without it; WithoutWire), with
+// and without WatchList.
 func TestListersFollowTheServer(t *testing.T) {
 	for _, im := range impls {
 		t.Run(im.name, func(t *testing.T) {
@@ -122,18 +150,24 @@ func TestListersFollowTheServer(t *testing.T) {
 				s, c, reqs := newServer(t)
 				f := im.build(c, "a", func(o *metav1.ListOptions) { o.LabelSelector = "tier=web" })
 				gi := f.ForResource(pods)
-				if _, ok := pipeline.Unwrap(gi.Informer()); ok != im.ours {
+				inf, ok := pipeline.Unwrap(gi.Informer())
+				if ok != im.ours {
 					t.Fatalf("informer %T: ours %v, want %v", gi.Informer(), ok, im.ours)
 				}
+				if ok {
+					if got := inf.Stats().ListerWatcher; !strings.HasPrefix(got, im.lw) {
+						t.Fatalf("Stats().ListerWatcher = %q, want %q…", got, im.lw)
+					}
+				}
 				testkit.StartFactory(t, f)
-				if ok, why := cacheMatches(gi.Lister(), webPods(s, "a")); !ok {
+				if ok, why := cacheMatches(gi.Lister(), webPods(s, "a"), im.dieted); !ok {
 					t.Fatalf("after sync: %s, want the 5 web pods of a", why)
 				}
 				if _, err := gi.Lister().ByNamespace("a").Get("web-1"); err != nil {
 					t.Error(err)
 				}
 				for _, ns := range []string{"a", "b"} {
-					p := apisim.NewPod(ns, "web-new", 99, apisim.PodOptions{})
+					p := apisim.NewPod(ns, "web-new", 99, apisim.PodOptions{ManagedFields: true})
 					p.Labels["tier"] = "web"
 					if _, err := s.Create(p); err != nil {
 						t.Fatal(err)
@@ -151,7 +185,7 @@ func TestListersFollowTheServer(t *testing.T) {
 					t.Fatal(err)
 				}
 				want := webPods(s, "a")
-				testkit.EventuallyWhy(t, "cache = the server's selection", func() (bool, string) { return cacheMatches(gi.Lister(), want) })
+				testkit.EventuallyWhy(t, "cache = the server's selection", func() (bool, string) { return cacheMatches(gi.Lister(), want, im.dieted) })
 				reqs.Check(t, "pods", "/api/v1/namespaces/a/pods", "tier=web")
 			})
 		})
@@ -166,7 +200,7 @@ func TestLifecycle(t *testing.T) {
 			_, c, _ := newServer(t)
 			testkit.CheckFactoryLifecycle(t, im.build(c, "", nil), configMaps, pods, apisim.WidgetsResource, 8)
 			if im.ours {
-				testkit.NoGoroutines(t, "shardinformer/pipeline.", "shardinformer/informers/")
+				testkit.NoGoroutines(t, "shardinformer/pipeline.", "shardinformer/wire.", "shardinformer/informers/")
 			}
 		})
 	}

@@ -4,6 +4,15 @@
 // packages informers/dynamicinformer and informers/metadatainformer are
 // this factory with their list/watch, example object and lister.
 //
+// Source chooses their list/watch: package wire on the REST client under
+// the user's client (with wire.WithDiet, then the user's wire options,
+// then the tweak function), or the client's own List and Watch for
+// WithoutWire and for a client without a REST client (client-go's fakes),
+// wrapped by restclient.Fallback so that pipeline's Stats().ListerWatcher
+// says which and why; falling back for lack of a REST client is logged
+// once per factory at klog V(2). Wire options are checked when the factory
+// is built, used or not.
+//
 // # Goroutines
 //
 // The constructor starts nothing. StartWithContext starts one goroutine
