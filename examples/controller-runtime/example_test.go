@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/shardinformer/shardinformer/apisim"
 	"github.com/shardinformer/shardinformer/pipeline"
@@ -10,10 +11,10 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 )
 
-// A controller-runtime manager built with
-// cache.Options{NewInformer: informers.NewInformer} (newManager) reads from a
-// cache of shardinformer informers; pipeline.Unwrap reaches the informer behind
-// the cache's, for parallel handlers and Stats.
+// A controller-runtime manager built with NewCache: crcache.New (newManager)
+// reads from a cache of shardinformer informers on the wire decoder;
+// pipeline.Unwrap reaches the informer behind the cache's, for parallel
+// handlers and Stats.
 func Example() {
 	s, _ := apisim.New(apisim.Config{})
 	for i := range 3 {
@@ -36,6 +37,7 @@ func Example() {
 	ours, _ := pipeline.Unwrap(inf.(toolscache.SharedIndexInformer))
 	var pods corev1.PodList
 	_ = mgr.GetClient().List(ctx, &pods)
-	fmt.Printf("%d pods in a cache of %T\n", len(pods.Items), ours)
-	// Output: 3 pods in a cache of *pipeline.Informer
+	lw, _, _ := strings.Cut(ours.Stats().ListerWatcher, ":")
+	fmt.Printf("%d pods in a cache of %T on %s\n", len(pods.Items), ours, lw)
+	// Output: 3 pods in a cache of *pipeline.Informer on wire pods.v1
 }

@@ -50,8 +50,9 @@ func serverState(s *apisim.Server) map[types.NamespacedName]string {
 	return out
 }
 
-// A real controller-runtime manager with a pod controller runs on our
-// informers against the simulated API server: the cache's informer is ours,
+// A real controller-runtime manager with a pod controller runs on crcache's
+// cache against the simulated API server: the cache's informer is ours, on
+// the wire with its diet,
 // every pod is reconciled at its current version — through creates, updates
 // and deletes while the controller runs — the cache equals the server, and
 // stopping the manager stops every informer goroutine. The controller's
@@ -94,8 +95,10 @@ func TestManagerOnShardinformer(t *testing.T) {
 	}
 	if sii, ok := inf.(toolscache.SharedIndexInformer); !ok {
 		t.Fatalf("cache informer %T", inf)
-	} else if _, ours := pipeline.Unwrap(sii); !ours {
+	} else if ours, ok := pipeline.Unwrap(sii); !ok {
 		t.Fatalf("cache informer %T is not shardinformer's", inf)
+	} else if lw := ours.Stats().ListerWatcher; !strings.HasPrefix(lw, "wire pods.v1: ") || !strings.Contains(lw, "diet") {
+		t.Fatalf("the cache's pod informer lists and watches through %q, not the wire with its diet", lw)
 	}
 
 	// reconciledAll: every server pod reconciled at its current version and
