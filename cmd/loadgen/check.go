@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"slices"
-
-	corev1 "k8s.io/api/core/v1"
 )
 
 // checkResult compares an informer's cache and its handlers' views with the
@@ -31,8 +29,8 @@ func check(c *client, want map[string]string) checkResult {
 	}
 	got := map[string]string{}
 	for _, obj := range c.inf.GetStore().List() {
-		p := obj.(*corev1.Pod)
-		got[podKey(p)] = p.ResourceVersion
+		o := accessor(obj)
+		got[metaKey(o)] = o.GetResourceVersion()
 	}
 	res.CacheObjects = len(got)
 	res.CacheMismatches = diff(want, got, func(s string) { note("cache: %s", s) })

@@ -36,6 +36,7 @@ var profileModes = []string{"cpu", "heap", "allocs", "mutex", "block", "goroutin
 // useful; parseFlags gives the documented defaults.
 type config struct {
 	scenario      string
+	path          string             // the user path both implementations are built through (paths.go)
 	impls         []string           // implementation names (see variant), in run order
 	variants      map[string]variant // by name
 	sideBySide    bool               // all implementations in this process on one stream
@@ -168,6 +169,33 @@ Scenarios (--scenario):
               each replica's memory and decoding. --pods defaults to 30000
               here; --shard-selector off measures the client-side fallback.
 
+Paths (--path): the way users build an informer, the same for both
+implementations, each through its own library's entry point:
+  typed       (default) the typed informer factory: our
+              informers.NewSharedInformerFactoryWithOptions (client-go's
+              informers package with the import swapped) against client-go's,
+              Core().V1().Pods(). Every scenario.
+  dynamic     the dynamic informer factory, unstructured objects: our
+              informers/dynamicinformer against client-go's
+              dynamicinformer.NewFilteredDynamicSharedInformerFactory, on a
+              dynamic client. On the simulator the resource is a pod-sized
+              custom resource (its widgets, each with a pod's content);
+              against a cluster it is pods. JSON (the dynamic client's
+              encoding, and the custom resource's).
+  metadata    the metadata informer factory (PartialObjectMetadata of pods):
+              our informers/metadatainformer against client-go's
+              metadatainformer, on a metadata client (protobuf, its choice).
+  controller-runtime
+              a controller-runtime cache with an informer on pods
+              (GetInformer): crcache's against controller-runtime's
+              cache.New, as manager.Options.NewCache would build it.
+Ours takes the wire options (--wire-workers, --diet, +diet, +no-diet) on
+every path, and shardinformer+client-go-decoder is ours with the path's
+WithoutWire. The non-typed paths run the informer scenario only (the default
+with them), and not client-go+wire (client-go's informer built by hand on the
+wire: no client-go entry point takes it); the controller, scale and replicas
+scenarios and the whole 2x2 of cores and decoders are the typed path's.
+
 Fairness: by default each implementation runs alone in a process of its own
 (loadgen re-executes itself), so CPU, heap and GC are that implementation's
 alone; the simulated API server and the churn writer stay in the parent
@@ -192,8 +220,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.SetOutput(stderr)
 	c := config{args: append([]string{"loadgen"}, args...)}
 	var impl, mixS, policy, scalePods, replicaCounts, serverPIDs string
-	fs.StringVar(&c.scenario, "scenario", scenarioController, "what to run: controller, informer, scale or replicas (see above)")
-	fs.StringVar(&impl, "impl", "", "implementation(s) to run: a comma-separated list of shardinformer (our informer and work queue on the wire decoder), client-go (client-go's informer, work queue and decoder), client-go+wire (client-go's on the wire decoder), shardinformer+client-go-decoder (ours on client-go's decoder), each optionally with +diet or +no-diet (the wire's memory diet, overriding --diet); both = shardinformer,client-go; all = those four, the 2×2 of cores and decoders; empty = both (scale and replicas: shardinformer; replicas takes one)")
+	fs.StringVar(&c.scenario, "scenario", scenarioController, "what to run: controller, informer, scale or replicas (see above); informer with a --path other than typed")
+	fs.StringVar(&c.path, "path", pathTyped, "the user path both implementations are built through: "+strings.Join(paths, ", ")+" (see above)")
+	fs.StringVar(&impl, "impl", "", "implementation(s) to run: a comma-separated list of shardinformer (our informer factory, informer and work queue, on the wire decoder), client-go (client-go's informer factory, informer, work queue and decoder), client-go+wire (client-go's informer built by hand on the wire decoder: no client-go factory takes it), shardinformer+client-go-decoder (our factory with informers.WithoutWire: client-go's decoder), each optionally with +diet or +no-diet (the wire's memory diet, overriding --diet); both = shardinformer,client-go; all = those four, the 2×2 of cores and decoders; empty = both (scale and replicas: shardinformer; replicas takes one)")
 	fs.BoolVar(&c.sideBySide, "side-by-side", false, "run the implementations at once in one process on one stream of events, instead of each alone in its own process; CPU is then split by goroutine label and heap and GC are shared")
 	fs.IntVar(&c.runs, "runs", 3, "repetitions of each implementation (alternating), reported as median and min-max")
 	fs.IntVar(&c.pods, "pods", 100000, "pods to create before the informers start (controller, informer and replicas scenarios; replicas: default 30000)")
@@ -241,6 +270,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments: %q", fs.Args())
 	}
+	if c.path != pathTyped && !flagSet(fs, "scenario") {
+		c.scenario = scenarioInformer // the one scenario of the other paths
+	}
 	var errs []error
 	var err error
 	if c.impls, c.variants, err = parseImpls(impl, c.scenario, c.diet); err != nil {
@@ -266,6 +298,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	}
 	errs = append(errs, c.validate()...)
 	errs = append(errs, c.validateReuse()...)
+	errs = append(errs, c.applyPath(flagSet(fs, "content-type"))...)
 	if c.churnEvents == 0 && c.churnRate > 0 && c.churnDuration > 0 {
 		// Every trial writes the same sequence of events: a duration bound
 		// would end wherever the writer got to.

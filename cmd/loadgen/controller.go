@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"runtime/pprof"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/shardinformer/shardinformer/shards"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 )
@@ -235,14 +235,7 @@ func statusPatch(gen string) []byte {
 }
 
 // emission returns the churn writer's stamp on p.
-func emission(p *corev1.Pod) (int64, bool) {
-	v, ok := p.Annotations[annEmitted]
-	if !ok {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	return n, err == nil
-}
+func emission(p *corev1.Pod) (int64, bool) { return emissionOf(p) }
 
 // deletedKey returns the key of a deleted object or tombstone.
 func deletedKey(obj any) string {
@@ -251,6 +244,9 @@ func deletedKey(obj any) string {
 		return podKey(o)
 	case cache.DeletedFinalStateUnknown:
 		return o.Key
+	}
+	if o, err := meta.Accessor(obj); err == nil {
+		return metaKey(o)
 	}
 	return ""
 }

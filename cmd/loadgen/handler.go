@@ -1,10 +1,13 @@
 package main
 
 import (
+	"strconv"
 	"sync/atomic"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -13,7 +16,9 @@ import (
 // configured CPU, and keeps the last resourceVersion it saw per key for the
 // final correctness check.
 //
-// The same handler serves both implementations. Registered with
+// The same handler serves both implementations and every path: it reads
+// objects through their metav1.Object accessors (typed pods, unstructured
+// objects, PartialObjectMetadata). Registered with
 // AddParallelEventHandler it is called concurrently (never for one key at
 // once); its fields are safe for concurrent use.
 type handler struct {
@@ -37,9 +42,9 @@ var _ cache.ResourceEventHandler = (*handler)(nil)
 
 func (h *handler) set(key, rv string) { h.rv.update(key, func(string, bool) string { return rv }) }
 
-// stampLatency records now − the pod's emission stamp, if it has one.
-func (h *handler) stampLatency(p *corev1.Pod, now time.Time) {
-	if s, ok := emission(p); ok {
+// stampLatency records now − the object's emission stamp, if it has one.
+func (h *handler) stampLatency(o metav1.Object, now time.Time) {
+	if s, ok := emissionOf(o); ok {
 		h.lat.record(now.Sub(time.Unix(0, s)))
 	}
 }
@@ -48,8 +53,8 @@ func (h *handler) stampLatency(p *corev1.Pod, now time.Time) {
 func (h *handler) OnAdd(obj any, isInInitialList bool) {
 	now := time.Now()
 	h.calls.Add(1)
-	p := obj.(*corev1.Pod)
-	h.set(podKey(p), p.ResourceVersion)
+	p := accessor(obj)
+	h.set(metaKey(p), p.GetResourceVersion())
 	if isInInitialList {
 		h.initial.Add(1)
 	} else {
@@ -64,13 +69,13 @@ func (h *handler) OnAdd(obj any, isInInitialList bool) {
 func (h *handler) OnUpdate(oldObj, newObj any) {
 	now := time.Now()
 	h.calls.Add(1)
-	o, p := oldObj.(*corev1.Pod), newObj.(*corev1.Pod)
-	h.set(podKey(p), p.ResourceVersion)
+	o, p := accessor(oldObj), accessor(newObj)
+	h.set(metaKey(p), p.GetResourceVersion())
 	// Neither a resync or relist replay (same resourceVersion) nor a real API
 	// server's first step of a delete (it sets deletionTimestamp, then the
 	// delete event follows): that is no churn write, and its emission stamp is
 	// the previous update's.
-	if o.ResourceVersion != p.ResourceVersion && (o.DeletionTimestamp != nil || p.DeletionTimestamp == nil) {
+	if o.GetResourceVersion() != p.GetResourceVersion() && (o.GetDeletionTimestamp() != nil || p.GetDeletionTimestamp() == nil) {
 		h.observed.Add(1)
 		h.last.Store(now.UnixNano())
 		h.stampLatency(p, now)
@@ -88,4 +93,38 @@ func (h *handler) OnDelete(obj any) {
 	h.last.Store(now.UnixNano())
 	h.deletes.add(key, now)
 	burn(h.iters)
+}
+
+// accessor is obj's metadata, whatever its type (a typed object, an
+// unstructured one, PartialObjectMetadata). It panics on an object without
+// metadata: no informer delivers one.
+func accessor(obj any) metav1.Object {
+	o, err := meta.Accessor(obj)
+	if err != nil {
+		panic(err)
+	}
+	return o
+}
+
+// metaKey is o's cache key, namespace/name.
+func metaKey(o metav1.Object) string { return o.GetNamespace() + "/" + o.GetName() }
+
+// objectKey is obj's cache key.
+func objectKey(obj any) string { return metaKey(accessor(obj)) }
+
+// emissionOf returns the churn writer's stamp on o. For an unstructured
+// object it reads the annotation in place: GetAnnotations copies the map.
+func emissionOf(o metav1.Object) (int64, bool) {
+	var v string
+	var ok bool
+	if u, isU := o.(*unstructured.Unstructured); isU {
+		v, ok, _ = unstructured.NestedString(u.Object, "metadata", "annotations", annEmitted)
+	} else {
+		v, ok = o.GetAnnotations()[annEmitted]
+	}
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	return n, err == nil
 }

@@ -121,6 +121,8 @@ func (e endpoint) narrow(o *metav1.ListOptions) {
 // it to a child process as JSON, or hands it to an in-process client.
 type spec struct {
 	Scenario       string        `json:"scenario"` // informer or controller
+	Path           string        `json:"path"`     // the user path it is built through (paths.go); "" = typed
+	Resource       string        `json:"resource"` // resourcePods or resourceWidgets; "" = pods
 	Impl           string        `json:"impl"`     // the implementation's name (see variant)
 	Core           string        `json:"core"`     // implOurs or implClientGo
 	Decoder        string        `json:"decoder"`  // decoderWire or decoderClientGo
@@ -156,14 +158,16 @@ type spec struct {
 // its own (own connections) and either the informer scenario's handlers and
 // readers or the controller scenario's queue and workers.
 type client struct {
-	sp      spec
-	cs      kubernetes.Interface
-	inf     cache.SharedIndexInformer
-	ours    *pipeline.Informer // nil for client-go
-	counts  *countingObserver  // ours only
-	decoder string
-	diet    string // the wire's diet; "" with client-go's decoder
-	queue   string
+	sp        spec
+	src       informerSource       // the informer as its path built it, with its factory or cache
+	cs        kubernetes.Interface // typed path only
+	inf       cache.SharedIndexInformer
+	ours      *pipeline.Informer // nil for client-go
+	counts    *countingObserver  // ours only
+	listWatch string             // what lists and watches: ours' Stats().ListerWatcher, or the path's description
+	decoder   string
+	diet      string // the wire's diet; "" with client-go's decoder
+	queue     string
 
 	handlers []*handler // informer scenario
 	regs     []cache.ResourceEventHandlerRegistration
@@ -175,6 +179,7 @@ type client struct {
 	startedAt, syncedAt, readyAt time.Time
 	cancel                       context.CancelFunc
 	done                         chan struct{} // closed when the informer and workers have returned
+	runErr                       error         // the path's run's, once done is closed
 
 	readersCancel context.CancelFunc
 	readersWG     sync.WaitGroup
@@ -233,26 +238,14 @@ func clientConfig(sp spec) (*rest.Config, error) {
 	return rc, nil
 }
 
-// newClient builds (does not start) the implementation sp names. reg, if
-// not nil, receives ours' metrics.
+// newClient builds (does not start) the implementation sp names, through
+// sp's path (buildInformer). reg, if not nil, receives ours' metrics.
 func newClient(sp spec, reg prometheus.Registerer) (_ *client, err error) {
 	rc, err := clientConfig(sp)
 	if err != nil {
 		return nil, err
 	}
-	cs, err := kubernetes.NewForConfig(rc)
-	if err != nil {
-		return nil, fmt.Errorf("%s: clientset: %w", sp.Impl, err)
-	}
-	lw, decoder, err := listerWatcher(sp, cs)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", sp.Impl, err)
-	}
-	indexers := cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}
-	if sp.Scenario == scenarioController {
-		indexers[appIndex] = appIndexFunc
-	}
-	c := &client{sp: sp, cs: cs, decoder: decoder, diet: variant{decoder: decoder, diet: sp.Diet}.dietName(), done: make(chan struct{})}
+	c := &client{sp: sp, done: make(chan struct{})}
 	if reg != nil {
 		c.metrics.reg = prometheus.WrapRegistererWith(prometheus.Labels{"impl": sp.Impl}, reg)
 	}
@@ -261,8 +254,8 @@ func newClient(sp spec, reg prometheus.Registerer) (_ *client, err error) {
 			c.metrics.unregisterAll()
 		}
 	}()
-	switch sp.Core {
-	case implOurs:
+	var pipe []pipeline.Option
+	if sp.Core == implOurs {
 		policy, err := pipeline.ParseFullRingPolicy(sp.Policy)
 		if err != nil {
 			return nil, err
@@ -275,30 +268,41 @@ func newClient(sp spec, reg prometheus.Registerer) (_ *client, err error) {
 			}
 			c.counts.next = obs.ForInformer(oursName) // countingObserver is not a ScopedObserver: scope it here
 		}
-		opts := []pipeline.Option{
+		pipe = []pipeline.Option{
 			pipeline.WithRingCapacity(sp.RingSize),
 			pipeline.WithFullRingPolicy(policy),
 			pipeline.WithObserver(c.counts),
 			pipeline.WithName(oursName),
 		}
 		if sp.Shards > 0 {
-			opts = append(opts, pipeline.WithShards(sp.Shards))
+			pipe = append(pipe, pipeline.WithShards(sp.Shards))
 		}
-		c.ours, err = pipeline.New(lw, &corev1.Pod{}, 0, indexers, opts...)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", sp.Impl, err)
+	} else if sp.Core != implClientGo {
+		return nil, fmt.Errorf("%s: unknown core %q", sp.Impl, sp.Core)
+	}
+	var extra cache.Indexers
+	if sp.Scenario == scenarioController {
+		extra = cache.Indexers{appIndex: appIndexFunc}
+	}
+	c.src, c.cs, err = buildInformer(sp, rc, pipe, extra)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", sp.Impl, err)
+	}
+	c.inf, c.listWatch = c.src.inf, c.src.listWatch
+	if sp.Core == implOurs {
+		var ok bool
+		if c.ours, ok = pipeline.Unwrap(c.inf); !ok {
+			return nil, fmt.Errorf("%s: the %s path handed out a %T, not our informer", sp.Impl, sp.Path, c.inf)
 		}
+		c.listWatch = c.ours.Stats().ListerWatcher
 		if reg != nil {
 			if err := c.metrics.Register(promadapter.NewCollector(c.ours)); err != nil {
 				return nil, err
 			}
 		}
-		c.inf = c.ours
-	case implClientGo:
-		c.inf = cache.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, indexers)
-	default:
-		return nil, fmt.Errorf("%s: unknown core %q", sp.Impl, sp.Core)
 	}
+	c.decoder = decoderOf(c.listWatch)
+	c.diet = variant{decoder: c.decoder, diet: sp.Diet}.dietName()
 	if reg != nil {
 		if err := c.metrics.register(reg, newClientCollector(c)); err != nil {
 			return nil, err
@@ -328,6 +332,7 @@ func newClient(sp spec, reg prometheus.Registerer) (_ *client, err error) {
 	}
 	var w statusWriter
 	if sp.Endpoint.Kind == "cluster" {
+		cs := c.cs
 		w = func(ctx context.Context, ns, name, gen string) error {
 			_, err := cs.CoreV1().Pods(ns).Patch(ctx, name, types.StrategicMergePatchType, statusPatch(gen), metav1.PatchOptions{}, "status")
 			return err
@@ -350,14 +355,15 @@ func (c *client) start(ctx context.Context) {
 	ctx, c.cancel = context.WithCancel(ctx)
 	c.startedAt = time.Now()
 	pprof.Do(ctx, pprof.Labels("impl", c.sp.Impl, "role", "informer"), func(ctx context.Context) {
-		go func() { // the informer's Run goroutine; with a controller, also its workers' parent
+		run := c.src.run
+		go func() { // runs the factory, cache or informer; with a controller, also its workers' parent
 			defer close(c.done)
 			if c.ctl == nil {
-				c.inf.RunWithContext(ctx)
+				c.runErr = run(ctx)
 				return
 			}
 			var wg sync.WaitGroup
-			wg.Go(func() { c.inf.RunWithContext(ctx) })
+			wg.Go(func() { c.runErr = run(ctx) })
 			go func() { // shuts the queue down when the run ends, so the workers return
 				<-ctx.Done()
 				c.ctl.queue.ShutDown()
@@ -465,7 +471,7 @@ func (c *client) reconciles() uint64 {
 }
 
 // startReaders starts n cache readers: each picks a namespace, lists it
-// through the namespace index and gets one of its pods by key, like a
+// through the namespace index and gets one of its objects by key, like a
 // controller's lister calls.
 func (c *client) startReaders(ctx context.Context, n int, namespaces []string, seed int64) {
 	ctx, c.readersCancel = context.WithCancel(ctx)
@@ -479,8 +485,7 @@ func (c *client) startReaders(ctx context.Context, n int, namespaces []string, s
 					ns := namespaces[rng.IntN(len(namespaces))]
 					objs, err := idx.ByIndex(cache.NamespaceIndex, ns)
 					if err == nil && len(objs) > 0 {
-						p := objs[rng.IntN(len(objs))].(*corev1.Pod)
-						_, _, _ = idx.GetByKey(podKey(p))
+						_, _, _ = idx.GetByKey(objectKey(objs[rng.IntN(len(objs))]))
 					}
 					if local++; local%64 == 0 {
 						c.reads.Add(64)

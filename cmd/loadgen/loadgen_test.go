@@ -150,12 +150,13 @@ func TestHelpDocumentsEveryFlagAndScenario(t *testing.T) {
 	for _, f := range []string{"scenario", "impl", "side-by-side", "runs", "pods", "scale-pods", "namespaces", "churn-rate",
 		"churn-duration", "churn-events", "mix", "workers", "reconcile-work", "handlers", "handler-work", "handler-workers",
 		"readers", "shards", "ring-size", "policy", "content-type", "watchlist", "managed-fields", "kubeconfig", "out-dir",
-		"out", "html", "metrics-addr", "profile", "seed", "quiesce-timeout", "progress", "churn-workers", "diet", "wire-workers"} {
+		"out", "html", "metrics-addr", "profile", "seed", "quiesce-timeout", "progress", "churn-workers", "diet", "wire-workers", "path"} {
 		if !strings.Contains(out.String(), "  -"+f+" ") && !strings.Contains(out.String(), "  -"+f+"\n") {
 			t.Errorf("--help does not document -%s", f)
 		}
 	}
-	for _, s := range []string{"controller", "informer", "scale", "--runs", "own process"} {
+	for _, s := range []string{"controller", "informer", "scale", "--runs", "own process", "Paths (--path)", "typed", "dynamic",
+		"metadata", "controller-runtime", "crcache", "informer scenario only", "pod-sized"} {
 		if !strings.Contains(out.String(), s) {
 			t.Errorf("--help does not explain %q", s)
 		}
@@ -346,8 +347,10 @@ func TestControllerScenario(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"ours/client-go", "verdict", "PASS shardinformer (1500 pods, run 2)", "PASS client-go (1500 pods, run 1)",
-		"client-go: client-go cache.SharedIndexInformer, decoder client-go, queue client-go workqueue",
-		"shardinformer: shardinformer pipeline.Informer, decoder wire (diet full, GOMAXPROCS", "server and churn writer"} {
+		"controller scenario, typed path, on apisim",
+		"client-go: client-go informers.NewSharedInformerFactoryWithOptions(clientset, 0, WithTweakListOptions).Core().V1().Pods().Informer(): cache.SharedIndexInformer, decoder client-go, queue client-go workqueue",
+		"shardinformer: shardinformer informers.NewSharedInformerFactoryWithOptions(clientset, 0, WithTweakListOptions, WithPipelineOptions, WithWireOptions).Core().V1().Pods().Informer(): pipeline.Informer, decoder wire (diet full, GOMAXPROCS",
+		"server and churn writer"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("summary lacks %q", want)
 		}

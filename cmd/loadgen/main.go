@@ -12,6 +12,7 @@
 //
 //	go run ./cmd/loadgen                                  # make run: the controller scenario
 //	go run ./cmd/loadgen --scenario informer --handlers 4 --readers 4
+//	go run ./cmd/loadgen --path dynamic --managed-fields --churn-rate 0 --mix 0:1:0
 //	go run ./cmd/loadgen --scenario scale --scale-pods 10k,30k,100k
 //	go run ./cmd/loadgen --scenario replicas --replicas 1,2,3 --shard-selector both
 //	go run ./cmd/loadgen --kubeconfig ~/.kube/config --pods 2000 --churn-rate 200
@@ -34,9 +35,24 @@
 // handler, and reports reconciles/s, memory and decoding per replica
 // (replicas.go, replica_child.go).
 //
-// Where each stack's parts plug in: listerWatcher (the decoder) and
-// newQueue (the work queue) in impl.go are the only places that choose
-// them; reports name both.
+// # Paths
+//
+// --path says which user path both implementations are built through, each
+// with its own library's entry point (paths.go, buildInformer): typed (the
+// default) is the typed informer factory — ours,
+// informers.NewSharedInformerFactoryWithOptions with the wire and its diet,
+// against client-go's — and its Core().V1().Pods() informer; dynamic the
+// dynamic informer factories on a pod-sized custom resource of the
+// simulator (pods against a cluster); metadata the metadata informer
+// factories on pods; controller-runtime a controller-runtime cache
+// (crcache's against cache.New) and its pod informer. The non-typed paths
+// run the informer scenario. client-go+wire, the one implementation no
+// factory builds, is client-go's informer built by hand on the wire.
+//
+// Where each stack's parts plug in: buildInformer in paths.go (the
+// informer, through its path; listerWatcher in impl.go for the hand-built
+// one) and newQueue in impl.go (the work queue) are the only places that
+// choose them; reports name the path, the list/watch and the queue.
 //
 // # Fairness
 //

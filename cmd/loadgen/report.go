@@ -58,6 +58,11 @@ type report struct {
 
 // settings are the workload's and every stack's parameters.
 type settings struct {
+	// Path is the user path both implementations were built through
+	// (--path); Resource what they listed (pods, or the simulator's
+	// pod-sized custom resource).
+	Path                string   `json:"path"`
+	Resource            string   `json:"resource"`
 	Impls               []string `json:"impls"`
 	Mode                string   `json:"mode"` // modeProcess or modeSideBySide
 	Runs                int      `json:"runs"`
@@ -214,7 +219,11 @@ type churnReport struct {
 func newReport(c config, md metadata) *report {
 	r := &report{SchemaVersion: reportSchemaVersion, Scenario: c.scenario, StartedAt: time.Now(), Metadata: md,
 		Figures: []figure{}, Charts: []chart{}, Trials: []trialReport{}}
-	r.Settings = settings{Impls: c.impls, Mode: modeProcess, Runs: c.runs, Sizes: c.sizes(), Namespaces: c.namespaces,
+	target := "apisim"
+	if c.kubeconfig != "" {
+		target = "cluster"
+	}
+	r.Settings = settings{Path: c.path, Resource: resourceOn(c.path, target), Impls: c.impls, Mode: modeProcess, Runs: c.runs, Sizes: c.sizes(), Namespaces: c.namespaces,
 		ChurnRate: c.churnRate, ChurnDuration: c.churnDuration.Seconds(), ChurnEvents: c.churnEvents, ChurnWorkers: c.churnWorkers,
 		Mix: c.mix.String(), ContentType: c.contentType, WatchList: c.watchList, ManagedFields: c.managedFields,
 		Target: "apisim", Seed: c.seed, QuiesceTimeout: c.quiesce.Seconds(), Profile: c.profile}
@@ -243,6 +252,7 @@ func newReport(c config, md metadata) *report {
 				info.Queue = queueOurs
 			}
 		}
+		info.Informer = describeImpl(c.path, v.core, v.decoder, r.Settings.Resource)
 		if v.decoder == decoderWire {
 			workers := "GOMAXPROCS (" + fmt.Sprint(md.GOMAXPROCS) + ")"
 			if c.wireWorkers > 0 {
@@ -256,7 +266,6 @@ func newReport(c config, md metadata) *report {
 		}
 		switch v.core {
 		case implOurs:
-			info.Informer = "shardinformer pipeline.Informer"
 			if c.scenario == scenarioReplicas {
 				info.Informer = "replicas/runner.Runner: one shardinformer pipeline.Informer per slot held"
 			}
@@ -271,7 +280,9 @@ func newReport(c config, md metadata) *report {
 				info.Options["handler_workers"] = fmt.Sprint(c.handlerWorkers)
 			}
 		case implClientGo:
-			info.Informer = "client-go cache.SharedIndexInformer"
+			if c.scenario == scenarioReplicas {
+				info.Informer = "replicas/runner.Runner: one client-go cache.SharedIndexInformer per slot held"
+			}
 		}
 		r.Implementations = append(r.Implementations, info)
 	}
@@ -298,6 +309,9 @@ func (r *report) finish() {
 			for i := range r.Implementations {
 				if im := &r.Implementations[i]; im.Name == res.Impl {
 					im.Decoder, im.Diet, im.Queue = res.Decoder, res.Diet, res.Queue
+					if res.ListWatch != "" {
+						im.Options["list_watch"] = res.ListWatch
+					}
 				}
 			}
 		}
@@ -385,6 +399,9 @@ var figureDefs = []figureDef{
 	{"reads_per_second", "cache reads/s (readers)", "per_s", "higher", false, scenarioInformer, func(r *implResult) (float64, bool) { return r.ReadsPerS, r.Reads > 0 }},
 	{"cpu_seconds", "CPU seconds, start → caught up", "s", "lower", true, "", func(r *implResult) (float64, bool) { return r.CPUSeconds, r.CPUScope != cpuScopeShared }},
 	{"sync_cpu_seconds", "CPU seconds to ready", "s", "lower", false, "", func(r *implResult) (float64, bool) { return r.SyncCPUSeconds, r.CPUScope == cpuScopeProcess }},
+	{"churn_cpu_seconds_per_event", "client CPU per churn event (ready → caught up)", "s", "lower", false, "", func(r *implResult) (float64, bool) {
+		return r.ChurnCPUSecondsPerEvent, r.CPUScope == cpuScopeProcess && r.ChurnEvents > 0
+	}},
 	{"sync_gc_cpu_seconds", "GC CPU seconds to ready (estimate)", "s", "lower", false, "", func(r *implResult) (float64, bool) { return r.SyncGCCPUSeconds, r.CPUScope == cpuScopeProcess }},
 	{"sync_sys_cpu_seconds", "kernel CPU seconds to ready", "s", "lower", false, "", func(r *implResult) (float64, bool) { return r.SyncSysCPUSeconds, r.CPUScope == cpuScopeProcess }},
 	{"sync_page_faults", "page faults to ready", "count", "lower", false, "", func(r *implResult) (float64, bool) { return float64(r.SyncPageFaults), r.CPUScope == cpuScopeProcess }},
@@ -565,6 +582,10 @@ func (r *report) headline() string {
 	}
 	pods := r.Figures[0].Pods
 	how := fmt.Sprintf("%d run(s) each, %s", r.Settings.Runs, modeWords(r.Settings.Mode))
+	noun := "pods"
+	if r.Settings.Resource == resourceWidgets {
+		noun = "pod-sized custom resources"
+	}
 	if r.Scenario == scenarioScale && len(r.Scale) > 1 {
 		first, last := r.Scale[0], r.Scale[len(r.Scale)-1]
 		var parts []string
@@ -601,7 +622,7 @@ func (r *report) headline() string {
 		}
 	}
 	if len(ahead)+len(behind)+len(even) == 0 {
-		return fmt.Sprintf("%s alone at %s pods (%s).", strings.Join(r.Settings.Impls, ", "), fmtCount(pods), how)
+		return fmt.Sprintf("%s alone at %s %s (%s).", strings.Join(r.Settings.Impls, ", "), fmtCount(pods), noun, how)
 	}
 	winner := "no clear difference"
 	switch {
@@ -616,7 +637,7 @@ func (r *report) headline() string {
 		!slices.ContainsFunc(r.Figures, func(f figure) bool { return f.Main && sure(f.Verdict) }) {
 		winner += " (no verdict beyond \"likely\")"
 	}
-	s := fmt.Sprintf("%s at %s pods (%s, %s scenario): ", winner, fmtCount(pods), how, r.Scenario)
+	s := fmt.Sprintf("%s at %s %s (%s, %s scenario%s): ", winner, fmtCount(pods), noun, how, r.Scenario, pathWords(r.Settings.Path))
 	var parts []string
 	if len(ahead) > 0 {
 		parts = append(parts, "shardinformer ahead on "+strings.Join(ahead, ", "))
@@ -644,6 +665,22 @@ func (r *report) headline() string {
 			c.AtOrBelow, len(c.Runs))
 	}
 	return s
+}
+
+// pathWords names a path other than the typed one for the headline.
+func pathWords(path string) string {
+	if path == pathTyped || path == "" {
+		return ""
+	}
+	return ", " + path + " path"
+}
+
+// objectsWord names what the informers cached, for the summary.
+func objectsWord(resource string) string {
+	if resource == resourceWidgets {
+		return "pod-sized custom resources (" + resourceGVR(resource).GroupResource().String() + ")"
+	}
+	return "pods"
 }
 
 func indexerNames(c config) string {
@@ -683,6 +720,8 @@ func fmtDur(sec float64) string {
 	switch {
 	case d == 0:
 		return "0"
+	case d < 10*time.Microsecond: // CPU per event, say
+		return fmt.Sprintf("%.1fµs", sec*1e6)
 	case d < time.Millisecond:
 		return fmt.Sprintf("%.0fµs", sec*1e6)
 	case d < time.Second:
@@ -738,8 +777,8 @@ func fmtStat(unit string, s stat) string {
 // printSummary writes the human-readable summary.
 func printSummary(w io.Writer, r *report) {
 	s := r.Settings
-	fmt.Fprintf(w, "\nloadgen %s scenario on %s: %s pods in %d namespaces, %s, churn %s; %s\n",
-		r.Scenario, s.Target, joinSizes(s.Sizes), s.Namespaces, s.ContentType, churnDesc(s), modeWords(s.Mode))
+	fmt.Fprintf(w, "\nloadgen %s scenario, %s path, on %s: %s %s in %d namespaces, %s, churn %s; %s\n",
+		r.Scenario, s.Path, s.Target, joinSizes(s.Sizes), objectsWord(s.Resource), s.Namespaces, s.ContentType, churnDesc(s), modeWords(s.Mode))
 	if s.Workers > 0 {
 		fmt.Fprintf(w, "controller: %d workers, %s of CPU per reconcile (%d iterations), status writes %v\n",
 			s.Workers, fmtDur(s.ReconcileWork), s.ReconcileIterations, s.StatusWrites)

@@ -18,7 +18,11 @@ type implResult struct {
 	Decoder string `json:"decoder"`         // decoder of its ListerWatcher: "client-go" or "wire"
 	Diet    string `json:"diet,omitempty"`  // the wire's diet: "none" or "full"; "" with client-go's decoder
 	Queue   string `json:"queue,omitempty"` // controller: its work queue
-	Objects int    `json:"objects"`         // cached at the end
+	// ListWatch says what listed and watched: ours' Stats().ListerWatcher
+	// (package wire's description, or a factory's fallback), or the path's
+	// description of client-go's.
+	ListWatch string `json:"list_watch,omitempty"`
+	Objects   int    `json:"objects"` // cached at the end
 	// Sync: from the informer's start until it and its handlers reported
 	// HasSynced; ready: until every initial object was handled (controller:
 	// reconciled once). SyncedAt and ReadyAt are the same instants in
@@ -60,6 +64,12 @@ type implResult struct {
 	// CPUScope.
 	CPUSeconds     float64 `json:"cpu_seconds"`
 	SyncCPUSeconds float64 `json:"sync_cpu_seconds"`
+	// ChurnCPUSeconds is the CPU from ready until caught up with the churn
+	// (the same end as CPUSeconds'); per event, divided by ChurnEvents, the
+	// events the churn wrote. Own process only, else 0.
+	ChurnCPUSeconds         float64 `json:"churn_cpu_seconds,omitempty"`
+	ChurnEvents             uint64  `json:"churn_events,omitempty"`
+	ChurnCPUSecondsPerEvent float64 `json:"churn_cpu_seconds_per_event,omitempty"`
 	// Parts of SyncCPUSeconds (own process only, else 0): the Go runtime's
 	// GC CPU estimate (/cpu/classes/gc/total: it counts the time GC workers
 	// hold a P, so it overstates GC on a contended machine), the kernel's
@@ -160,7 +170,7 @@ func latencyReport(s snapshot) latencyRep {
 // result assembles c's figures after the check; deletes are the churn
 // writer's delete stamps, joined with the delete notifications.
 func (c *client) result(chk checkResult, churnStart, churnEnd time.Time, deletes map[string]int64) implResult {
-	r := implResult{Impl: c.sp.Impl, Decoder: c.decoder, Diet: c.diet, Queue: c.queue, Objects: chk.CacheObjects, Check: chk,
+	r := implResult{Impl: c.sp.Impl, Decoder: c.decoder, Diet: c.diet, Queue: c.queue, ListWatch: c.listWatch, Objects: chk.CacheObjects, Check: chk,
 		CPUScope: cpuScopeProcess, EventsObservedByHandler: []uint64{}}
 	r.InitialSyncSeconds = c.syncedAt.Sub(c.startedAt).Seconds()
 	r.ReadySeconds = c.readyAt.Sub(c.startedAt).Seconds()

@@ -378,7 +378,7 @@ func (tr *trial) profiling(res *trialReport) (byLabel func() map[string]time.Dur
 func (tr *trial) start(ctx context.Context, t target) error {
 	c := tr.c
 	tr.msgs = make(chan sideMsg, 1024)
-	base := spec{Scenario: scenarioInformer, Pods: tr.pods, Namespaces: c.namespaces, Endpoint: t.endpoint(),
+	base := spec{Scenario: scenarioInformer, Path: c.path, Resource: resourceOn(c.path, t.kind()), Pods: tr.pods, Namespaces: c.namespaces, Endpoint: t.endpoint(),
 		Handlers: c.handlers, HandlerWorkers: c.handlerWorkers, HandlerIters: tr.iters(c.handlerWork), Readers: c.readers,
 		Workers: c.workers, ReconcileIters: tr.iters(c.reconcileWork), Shards: c.shards, RingSize: c.ringSize,
 		Policy: c.policy.String(), ContentType: c.contentType, WatchList: c.watchList, Seed: c.seed, Quiesce: c.quiesce,
@@ -475,7 +475,7 @@ func (tr *trial) collect(ctx context.Context, res *trialReport, deletes map[stri
 		r.ReadyAt = float64(s.ready-tr.t0.UnixNano()) / 1e9
 		if tr.c.sideBySide {
 			r.CPUScope = cpuScopeShared
-			r.CPUSeconds, r.SyncCPUSeconds = 0, 0
+			r.CPUSeconds, r.SyncCPUSeconds, r.ChurnCPUSeconds, r.ChurnCPUSecondsPerEvent = 0, 0, 0, 0
 			r.SyncGCCPUSeconds, r.SyncSysCPUSeconds, r.SyncPageFaults = 0, 0, 0
 			r.ChurnAllocBytes, r.ChurnAllocObjects, r.ChurnStartLive, r.ChurnStartGoal, r.ChurnStartHeap = 0, 0, 0, 0, 0
 			if res.CPUByLabel != nil {
@@ -629,12 +629,17 @@ func timeline(ss []sample, t0 time.Time) []timelinePoint {
 
 func since(t time.Time) string { return time.Since(t).Truncate(time.Second).String() }
 
-// preencode makes the simulator encode every stored pod in contentType now,
-// by reading one full list and discarding it, so that the clients' initial
-// sync is served from ready bytes and the server's encoding CPU does not
-// overlap the client's measurement.
+// preencode makes the simulator encode every stored object in contentType
+// now, by reading one full list and discarding it, so that the clients'
+// initial sync is served from ready bytes and the server's encoding CPU does
+// not overlap the client's measurement. (A metadata-only list reuses a
+// part of the protobuf encoding; the custom resource has JSON only.)
 func (t *simTarget) preencode(ctx context.Context, contentType string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.srv.URL()+"/api/v1/pods", nil)
+	path := "/api/v1/pods"
+	if t.resource == resourceWidgets {
+		path, contentType = "/apis/"+apisim.WidgetsResource.GroupVersion().String()+"/"+apisim.WidgetsResource.Resource, "json"
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.srv.URL()+path, nil)
 	if err != nil {
 		return err
 	}

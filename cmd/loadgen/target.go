@@ -12,9 +12,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	metadataclient "k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/pager"
@@ -59,9 +61,11 @@ func newPod(ns, name string, seed int64, managedFields bool) *corev1.Pod {
 	return apisim.NewPod(ns, name, seed, apisim.PodOptions{ManagedFields: managedFields})
 }
 
-// simTarget is the embedded apisim server.
+// simTarget is the embedded apisim server. Its objects are pods, or
+// (resourceWidgets) its custom resource with a pod's content in each.
 type simTarget struct {
 	srv           *apisim.Server
+	resource      string // resourcePods or resourceWidgets
 	namespaces    int
 	seed          int64
 	managedFields bool
@@ -77,7 +81,7 @@ func newSimTarget(c config) (*simTarget, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &simTarget{srv: srv, namespaces: c.namespaces, seed: c.seed, managedFields: c.managedFields}, nil
+	return &simTarget{srv: srv, resource: resourceOn(c.path, "apisim"), namespaces: c.namespaces, seed: c.seed, managedFields: c.managedFields}, nil
 }
 
 func (t *simTarget) kind() string           { return "apisim" }
@@ -109,7 +113,15 @@ func (t *simTarget) populate(ctx context.Context, n int, progress func(int)) err
 		if err != nil {
 			return err
 		}
-		if err := t.srv.Load(pods); err != nil {
+		if t.resource == resourceWidgets {
+			ws, err := podWidgets(pods)
+			if err != nil {
+				return err
+			}
+			if err := t.srv.Widgets().Load(ws); err != nil {
+				return err
+			}
+		} else if err := t.srv.Load(pods); err != nil {
 			return err
 		}
 		progress(hi)
@@ -176,28 +188,98 @@ func (pc *podCache) get(seed int64, managed bool, namespaces, lo, hi int, gen fu
 func (t *simTarget) create(_ context.Context, ns, name string, seed int64, emitted int64) error {
 	p := newPod(ns, name, seed, t.managedFields)
 	stamp(p, emitted, 0)
+	if t.resource == resourceWidgets {
+		w, err := podWidget(p)
+		if err != nil {
+			return err
+		}
+		_, err = t.srv.Widgets().Create(w)
+		return err
+	}
 	_, err := t.srv.Create(p)
 	return err
 }
 
 func (t *simTarget) update(_ context.Context, ns, name string, gen int, emittedNow func() int64) error {
+	if t.resource == resourceWidgets {
+		_, err := t.srv.Widgets().Modify(ns, name, func(u *unstructured.Unstructured) { stamp(u, emittedNow(), gen) })
+		return err
+	}
 	_, err := t.srv.Modify(ns, name, func(p *corev1.Pod) { stamp(p, emittedNow(), gen) })
 	return err
 }
 
 func (t *simTarget) delete(_ context.Context, ns, name string) error {
+	if t.resource == resourceWidgets {
+		_, err := t.srv.Widgets().Delete(ns, name)
+		return err
+	}
 	_, err := t.srv.Delete(ns, name)
 	return err
 }
 
 func (t *simTarget) state(ctx context.Context) (map[string]string, error) {
 	rc := t.srv.RESTConfig()
+	if t.resource == resourceWidgets {
+		mc, err := metadataclient.NewForConfig(rc)
+		if err != nil {
+			return nil, err
+		}
+		return listMetadataState(ctx, mc.Resource(apisim.WidgetsResource), metav1.ListOptions{})
+	}
 	rc.ContentType = runtime.ContentTypeProtobuf
 	cs, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return nil, err
 	}
 	return listState(ctx, cs, metav1.ListOptions{})
+}
+
+// listMetadataState reads key → resourceVersion of every object of r
+// matching opts with a paginated metadata-only LIST.
+func listMetadataState(ctx context.Context, r metadataclient.ResourceInterface, opts metav1.ListOptions) (map[string]string, error) {
+	m := map[string]string{}
+	p := pager.New(pager.SimplePageFunc(func(o metav1.ListOptions) (runtime.Object, error) {
+		return r.List(ctx, o)
+	}))
+	p.PageSize = 500
+	err := p.EachListItem(ctx, opts, func(obj runtime.Object) error {
+		o := obj.(*metav1.PartialObjectMetadata)
+		m[o.Namespace+"/"+o.Name] = o.ResourceVersion
+		return nil
+	})
+	return m, err
+}
+
+// podWidget is a custom resource of apisim's widgets with p's content:
+// p's metadata, spec and status, so that it is as big as the pod (≈10 KB
+// of JSON, 14–17 KB with managedFields).
+func podWidget(p *corev1.Pod) (*unstructured.Unstructured, error) {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(p)
+	if err != nil {
+		return nil, fmt.Errorf("pod %s/%s as a widget: %w", p.Namespace, p.Name, err)
+	}
+	u := &unstructured.Unstructured{Object: m}
+	u.SetGroupVersionKind(apisim.WidgetKind)
+	return u, nil
+}
+
+// podWidgets converts pods to widgets on GOMAXPROCS goroutines.
+func podWidgets(pods []*corev1.Pod) ([]*unstructured.Unstructured, error) {
+	out := make([]*unstructured.Unstructured, len(pods))
+	errs := make([]error, goruntime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for w := range errs {
+		wg.Go(func() { // one of podWidgets' converters; podWidgets waits for it
+			for i := w; i < len(pods); i += len(errs) {
+				if out[i], errs[w] = podWidget(pods[i]); errs[w] != nil {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return out, errors.Join(errs...)
 }
 
 // listState reads key → resourceVersion of every pod matching opts with a
@@ -218,15 +300,17 @@ func listState(ctx context.Context, cs kubernetes.Interface, opts metav1.ListOpt
 
 func (t *simTarget) close(context.Context) error { return t.srv.Close() }
 
-// stamp writes the emission time (and, for updates, the generation) into p.
-func stamp(p *corev1.Pod, emitted int64, gen int) {
-	if p.Annotations == nil {
-		p.Annotations = map[string]string{}
+// stamp writes the emission time (and, for updates, the generation) into o.
+func stamp(o metav1.Object, emitted int64, gen int) {
+	a := o.GetAnnotations()
+	if a == nil {
+		a = map[string]string{}
 	}
-	p.Annotations[annEmitted] = fmt.Sprint(emitted)
+	a[annEmitted] = fmt.Sprint(emitted)
 	if gen > 0 {
-		p.Annotations[annGeneration] = fmt.Sprint(gen)
+		a[annGeneration] = fmt.Sprint(gen)
 	}
+	o.SetAnnotations(a)
 }
 
 func podSeed(seed int64, i int) int64 { return seed<<32 + int64(i) }

@@ -1,0 +1,285 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"math"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/shardinformer/shardinformer/apisim"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+)
+
+// TestParsePath checks --path: the typed default, what the other paths
+// fix (the informer scenario, their clients' content types), and the
+// combinations they refuse, each with an error naming the flag.
+func TestParsePath(t *testing.T) {
+	if c := mustParse(t); c.path != pathTyped || c.scenario != scenarioController || c.contentType != "protobuf" {
+		t.Errorf("defaults: path %q scenario %q content type %q", c.path, c.scenario, c.contentType)
+	}
+	for _, tc := range []struct {
+		args              []string
+		scenario, content string
+		impls             []string
+	}{
+		{[]string{"--path", "dynamic"}, scenarioInformer, "json", []string{implOurs, implClientGo}},
+		{[]string{"--path", "dynamic", "--content-type", "json"}, scenarioInformer, "json", []string{implOurs, implClientGo}},
+		{[]string{"--path", "metadata"}, scenarioInformer, "protobuf", []string{implOurs, implClientGo}},
+		{[]string{"--path", "controller-runtime", "--content-type", "json"}, scenarioInformer, "json", []string{implOurs, implClientGo}},
+		{[]string{"--path", "controller-runtime", "--impl", "shardinformer+client-go-decoder,client-go,shardinformer+no-diet"}, scenarioInformer, "protobuf",
+			[]string{implOursClientGoDecode, implClientGo, implOurs + suffixNoDiet}},
+		{[]string{"--path", "dynamic", "--impl", "shardinformer+client-go-decoder,shardinformer", "--wire-workers", "3"}, scenarioInformer, "json",
+			[]string{implOursClientGoDecode, implOurs}},
+		{[]string{"--path", "metadata", "--diet=false"}, scenarioInformer, "protobuf", []string{implOurs, implClientGo}},
+		{[]string{"--path", "typed", "--impl", "all"}, scenarioController, "protobuf", decomposition},
+		{[]string{"--path", "metadata", "--scenario", "informer"}, scenarioInformer, "protobuf", []string{implOurs, implClientGo}},
+	} {
+		c, err := parseFlags(tc.args, io.Discard)
+		if err != nil {
+			t.Errorf("parseFlags(%q): %v", tc.args, err)
+			continue
+		}
+		if c.scenario != tc.scenario || c.contentType != tc.content || !slices.Equal(c.impls, tc.impls) {
+			t.Errorf("parseFlags(%q): scenario %q content type %q impls %v, want %q %q %v", tc.args, c.scenario, c.contentType, c.impls,
+				tc.scenario, tc.content, tc.impls)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--path", "informer"}, `--path "informer": want one of typed, dynamic, metadata, controller-runtime`},
+		{[]string{"--path", ""}, `--path "": want one of`},
+		{[]string{"--path", "dynamic", "--scenario", "controller"}, "--path dynamic runs the informer scenario only (--scenario informer), not controller"},
+		{[]string{"--path", "metadata", "--scenario", "scale"}, "runs the informer scenario only"},
+		{[]string{"--path", "controller-runtime", "--scenario", "replicas"}, "runs the informer scenario only"},
+		{[]string{"--path", "dynamic", "--impl", "all"}, "--path dynamic: --impl client-go+wire: this path builds each implementation through its library's entry point, and no client-go one takes the wire"},
+		{[]string{"--path", "metadata", "--impl", "client-go+wire+no-diet"}, "--impl client-go+wire+no-diet: this path builds"},
+		{[]string{"--path", "controller-runtime", "--impl", "client-go+wire"}, "--impl client-go+wire: this path builds"},
+		{[]string{"--path", "dynamic", "--content-type", "protobuf"}, "--path dynamic lists json (its client's encoding, and the custom resource's); drop --content-type protobuf"},
+		{[]string{"--path", "metadata", "--content-type", "json"}, "--path metadata lists protobuf"},
+	} {
+		_, err := parseFlags(tc.args, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("parseFlags(%q) = %v, want an error containing %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+// TestPaths runs both implementations through every path at a tiny size,
+// each alone in its process, with creates, updates and deletes (and a
+// cache reader during the churn's 0.2 s): every
+// cache and handler ends at the server's keys and resourceVersions, every
+// handler saw every churn event, and the report says which path built each
+// implementation and what listed and watched for it.
+func TestPaths(t *testing.T) {
+	for _, tc := range []struct {
+		path, resource string
+		// describe: words of each implementation's description.
+		ours, theirs string
+	}{
+		{pathTyped, resourcePods, "shardinformer informers.NewSharedInformerFactoryWithOptions(clientset", "client-go informers.NewSharedInformerFactoryWithOptions(clientset"},
+		{pathDynamic, resourceWidgets, "shardinformer informers/dynamicinformer.New(dynamic client", "client-go dynamicinformer.NewFilteredDynamicSharedInformerFactory(dynamic client"},
+		{pathMetadata, resourcePods, "shardinformer informers/metadatainformer.NewSharedInformerFactoryWithOptions(metadata client", "client-go metadatainformer.NewFilteredSharedInformerFactory(metadata client"},
+		{pathControllerRuntime, resourcePods, "shardinformer crcache.NewFunc(", "client-go controller-runtime cache.New("},
+	} {
+		t.Run("path="+tc.path, func(t *testing.T) {
+			c := mustParse(t, "--path", tc.path, "--scenario", "informer", "--pods", "400", "--namespaces", "4", "--runs", "1",
+				"--churn-rate", "1500", "--mix", "1:2:1", "--churn-events", "300", "--churn-duration", "0", "--handlers", "2",
+				"--readers", "1", "--out-dir", t.TempDir(), "--progress", "0")
+			rep, stdout := runLoadgen(t, c)
+			if !rep.Pass || rep.Settings.Path != tc.path || rep.Settings.Resource != tc.resource || len(rep.Trials) != 2 {
+				t.Fatalf("pass %v path %q resource %q, %d trials", rep.Pass, rep.Settings.Path, rep.Settings.Resource, len(rep.Trials))
+			}
+			for _, tr := range rep.Trials {
+				r := tr.Results[0]
+				if tr.Churn.Emitted != 300 || tr.Churn.Creates == 0 || tr.Churn.Deletes == 0 || tr.Churn.Failed != 0 {
+					t.Errorf("%s: churn %+v", r.Impl, tr.Churn)
+				}
+				if !r.Check.Pass || r.Check.ServerObjects != tr.ServerObjects || r.Objects != tr.ServerObjects ||
+					tr.ServerObjects != 400+int(tr.Churn.Creates)-int(tr.Churn.Deletes) {
+					t.Errorf("%s: check %+v, %d objects, server %d", r.Impl, r.Check, r.Objects, tr.ServerObjects)
+				}
+				if !slices.Equal(r.EventsObservedByHandler, []uint64{300, 300}) || r.Latency.Count != 600 || r.Reads == 0 {
+					t.Errorf("%s: events per handler %v, latencies %d, reads %d", r.Impl, r.EventsObservedByHandler, r.Latency.Count, r.Reads)
+				}
+				// What listed and watched decides the decoder: ours says it
+				// in its Stats, client-go's is the path's own.
+				t.Logf("%s lists and watches with %s", r.Impl, r.ListWatch)
+				if r.ListWatch == "" || r.Decoder != decoderOf(r.ListWatch) || (r.Decoder == decoderWire) != (r.Diet != "") ||
+					(r.Impl == implClientGo && r.Decoder != decoderClientGo) || (r.Impl == implOurs) != (r.Coalesced != nil) ||
+					// Every path's default puts ours on the wire with the diet.
+					(r.Impl == implOurs && (r.Decoder != decoderWire || r.Diet != dietFull)) {
+					t.Errorf("%s: list/watch %q decoder %q diet %q", r.Impl, r.ListWatch, r.Decoder, r.Diet)
+				}
+				if r.ChurnEvents != 300 || r.ChurnCPUSecondsPerEvent <= 0 {
+					t.Errorf("%s: churn CPU %v for %d events", r.Impl, r.ChurnCPUSecondsPerEvent, r.ChurnEvents)
+				}
+			}
+			for _, im := range rep.Implementations {
+				want := map[string]string{implOurs: tc.ours, implClientGo: tc.theirs}[im.Name]
+				if !strings.HasPrefix(im.Informer, want) || im.Options["list_watch"] == "" {
+					t.Errorf("%s: informer %q list/watch %q, want it to start with %q", im.Name, im.Informer, im.Options["list_watch"], want)
+				}
+				if !strings.Contains(stdout, im.Name+": "+im.Informer) {
+					t.Errorf("summary does not describe %s as %q", im.Name, im.Informer)
+				}
+			}
+			if !strings.Contains(stdout, "informer scenario, "+tc.path+" path, on apisim") {
+				t.Errorf("summary does not name the path:\n%s", stdout)
+			}
+			if tc.path != pathTyped && !strings.Contains(rep.Headline, tc.path+" path") {
+				t.Errorf("headline %q does not name the path", rep.Headline)
+			}
+			if err := compileSchema(t).Validate(readJSON(t, filepath.Join(rep.Directory, "report.json"))); err != nil {
+				t.Errorf("report does not match the schema: %v", err)
+			}
+		})
+	}
+}
+
+// TestPathSideBySide runs a non-typed path side by side: the same check,
+// and no per-event CPU (the process's CPU is shared).
+func TestPathSideBySide(t *testing.T) {
+	c := mustParse(t, "--path", "metadata", "--side-by-side", "--pods", "300", "--namespaces", "3", "--runs", "1",
+		"--churn-rate", "0", "--mix", "1:1:1", "--churn-events", "200", "--churn-duration", "0", "--handler-workers", "2",
+		"--out-dir", t.TempDir(), "--progress", "0")
+	rep, _ := runLoadgen(t, c)
+	if !rep.Pass || len(rep.Trials) != 1 || len(rep.Trials[0].Results) != 2 {
+		t.Fatalf("pass %v trials %+v", rep.Pass, rep.Trials)
+	}
+	for _, r := range rep.Trials[0].Results {
+		if !slices.Equal(r.EventsObservedByHandler, []uint64{200, 200}) || r.ChurnCPUSeconds != 0 || r.ChurnCPUSecondsPerEvent != 0 {
+			t.Errorf("%s: events per handler %v, churn CPU %v (%v per event)", r.Impl, r.EventsObservedByHandler, r.ChurnCPUSeconds, r.ChurnCPUSecondsPerEvent)
+		}
+	}
+	if slices.ContainsFunc(rep.Figures, func(f figure) bool { return f.Key == "churn_cpu_seconds_per_event" }) {
+		t.Error("side by side, the report has a per-event CPU figure")
+	}
+}
+
+// TestChurnCPUPerEvent checks the burst figure, client CPU per churn event,
+// against work of a known cost: in a burst of updates (--churn-rate 0 --mix
+// 0:1:0), a handler that burns 400µs per call adds 400µs per event to the
+// figure of a run whose handler burns nothing, on both implementations;
+// and the figure is the CPU from ready to caught up over the events
+// written, with a ratio and a verdict.
+func TestChurnCPUPerEvent(t *testing.T) {
+	const events, work = 250, 400e-6
+	perEvent := map[string][2]float64{}
+	for i, hw := range []string{"0", "400us"} {
+		c := mustParse(t, "--scenario", "informer", "--pods", "300", "--namespaces", "3", "--runs", "1", "--handlers", "1",
+			"--handler-work", hw, "--churn-rate", "0", "--mix", "0:1:0", "--churn-events", "250", "--churn-duration", "0",
+			"--out-dir", t.TempDir(), "--progress", "0")
+		rep, stdout := runLoadgen(t, c)
+		for _, tr := range rep.Trials {
+			r := tr.Results[0]
+			if tr.Churn.Updates != events || r.ChurnEvents != events || r.EventsObserved != events {
+				t.Errorf("%s: churn %+v, the figure's events %d, observed %d", r.Impl, tr.Churn, r.ChurnEvents, r.EventsObserved)
+			}
+			// Ready → caught up is within start → caught up, after ready.
+			if r.ChurnCPUSeconds <= 0 || r.ChurnCPUSeconds > r.CPUSeconds-r.SyncCPUSeconds+1e-9 ||
+				math.Abs(r.ChurnCPUSecondsPerEvent*events-r.ChurnCPUSeconds) > 1e-9 {
+				t.Errorf("%s: churn CPU %v (%v per event), CPU %v, to ready %v", r.Impl, r.ChurnCPUSeconds, r.ChurnCPUSecondsPerEvent,
+					r.CPUSeconds, r.SyncCPUSeconds)
+			}
+			p := perEvent[r.Impl]
+			p[i] = r.ChurnCPUSecondsPerEvent
+			perEvent[r.Impl] = p
+		}
+		i := slices.IndexFunc(rep.Figures, func(f figure) bool { return f.Key == "churn_cpu_seconds_per_event" })
+		if i < 0 {
+			t.Fatal("no figure churn_cpu_seconds_per_event")
+		}
+		if f := rep.Figures[i]; len(f.Values) != 2 || f.Ratio == nil || f.Verdict == "" || !strings.Contains(stdout, f.Label) {
+			t.Errorf("figure %+v, want both values, a ratio and a verdict in the summary", f)
+		}
+	}
+	for impl, p := range perEvent {
+		t.Logf("%s: %.1fµs per event, %.1fµs with %.0fµs of handler work", impl, p[0]*1e6, p[1]*1e6, work*1e6)
+		if added := p[1] - p[0]; added < 0.7*work || added > 1.6*work {
+			t.Errorf("%s: %.0fµs per event without handler work, %.0fµs with %.0fµs of it: adds %.0fµs", impl,
+				p[0]*1e6, p[1]*1e6, work*1e6, added*1e6)
+		}
+	}
+}
+
+// TestPodWidget checks the dynamic path's custom resource: a widget of the
+// simulator with a pod's metadata, spec and status, as big as the pod, that
+// the simulator stores and serves back unchanged.
+func TestPodWidget(t *testing.T) {
+	p := newPod("ns", "pod-1", 7, true)
+	stamp(p, 123, 2)
+	w, err := podWidget(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.GroupVersionKind() != apisim.WidgetKind || w.GetName() != "pod-1" || w.GetAnnotations()[annGeneration] != "2" {
+		t.Errorf("widget %v %s/%s annotations %v", w.GroupVersionKind(), w.GetNamespace(), w.GetName(), w.GetAnnotations())
+	}
+	if s, ok := emissionOf(w); !ok || s != 123 {
+		t.Errorf("emission stamp %d %v, want 123", s, ok)
+	}
+	pj, _ := json.Marshal(p)
+	wj, _ := json.Marshal(w)
+	if r := float64(len(wj)) / float64(len(pj)); r < 0.95 || r > 1.05 {
+		t.Errorf("widget %d bytes of JSON, pod %d: not pod-sized", len(wj), len(pj))
+	}
+	srv, err := apisim.New(apisim.Config{EncodedOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	ws, err := podWidgets([]*corev1.Pod{p, newPod("ns", "pod-2", 8, false)})
+	if err != nil || len(ws) != 2 || ws[1].GetName() != "pod-2" {
+		t.Fatalf("podWidgets: %v %v", ws, err)
+	}
+	want := ws[0].DeepCopy()
+	if err := srv.Widgets().Load(ws); err != nil {
+		t.Fatal(err)
+	}
+	got, ok := srv.Widgets().Get("ns", "pod-1")
+	if !ok {
+		t.Fatal("widget not stored")
+	}
+	for _, f := range []string{"spec", "status"} {
+		if !equality.Semantic.DeepEqual(got.Object[f], want.Object[f]) {
+			t.Errorf("stored widget's %s differs from the pod's", f)
+		}
+	}
+}
+
+// TestPathWireOptions checks that ours takes the wire options on every
+// path: --wire-workers and +no-diet reach its wire ListerWatcher, and
+// shardinformer+client-go-decoder is the path's WithoutWire.
+func TestPathWireOptions(t *testing.T) {
+	for _, path := range []string{pathTyped, pathDynamic, pathMetadata, pathControllerRuntime} {
+		t.Run("path="+path, func(t *testing.T) {
+			c := mustParse(t, "--path", path, "--scenario", "informer", "--impl", "shardinformer+no-diet,shardinformer+client-go-decoder",
+				"--wire-workers", "3", "--pods", "200", "--namespaces", "2", "--runs", "1", "--churn-rate", "0", "--mix", "1:1:1",
+				"--churn-events", "100", "--churn-duration", "0", "--out-dir", t.TempDir(), "--progress", "0")
+			rep, _ := runLoadgen(t, c)
+			if !rep.Pass {
+				t.Fatal("check failed")
+			}
+			for _, tr := range rep.Trials {
+				r := tr.Results[0]
+				wired := r.Impl == implOurs+suffixNoDiet
+				if (r.Decoder == decoderWire) != wired || (r.Diet != "") != wired ||
+					wired && (r.Diet != dietNone || !strings.Contains(r.ListWatch, ", 3 workers") || strings.Contains(r.ListWatch, "diet")) {
+					t.Errorf("%s: list/watch %q decoder %q diet %q", r.Impl, r.ListWatch, r.Decoder, r.Diet)
+				}
+			}
+			for _, im := range rep.Implementations {
+				want := map[bool]string{true: "WithWireOptions", false: "WithoutWire"}[im.Name == implOurs+suffixNoDiet]
+				if !strings.Contains(im.Informer, want) || (im.Decoder == decoderWire) != (im.Options["wire_workers"] == "3") {
+					t.Errorf("%s: informer %q, options %v", im.Name, im.Informer, im.Options)
+				}
+			}
+		})
+	}
+}
