@@ -19,8 +19,8 @@
 // WithPipelineOptions and WithPipelineOptionsFor pass pipeline options
 // (shards, full-ring policy, observer, name) to the informers. NewInformer
 // and NewInformerFunc have client-go's cache.NewSharedIndexInformer signature
-// for code that takes a constructor, controller-runtime's
-// cache.Options.NewInformer in particular.
+// for code that takes a constructor (for controller-runtime, see package
+// crcache).
 //
 // # Why a factory of our own rather than an adapter around client-go's
 //
@@ -94,11 +94,23 @@
 //
 // Counterparts of client-go's dynamicinformer and metadatainformer factories
 // are the subpackages dynamicinformer and metadatainformer, with client-go's
-// constructors and this package's pipeline options. Their ForResource is
-// given the GVR, so they need no table: the list/watch is the dynamic or
-// metadata client's for the GVR (or, for dynamicinformer.NewForConfig, the
-// wire package's), namespace and tweak applied as here. Having no
+// constructors and this package's pipeline and wire options. Their
+// ForResource is given the GVR, so they need no table: they list and watch
+// the GVR through the wire (unstructured objects, or metadata only) on the
+// REST client under the user's dynamic or metadata client
+// (internal/restclient finds it), with the diet by default, namespace and
+// tweak applied as here — or, for client-go's fakes and with WithoutWire,
+// through the client's own list and watch, visibly as here. Having no
 // InformerFor to delegate to, they keep their informers per GVR themselves
 // (internal/gvrfactory), with the Start/WaitForCacheSync/Shutdown semantics
 // of client-go's factories, proven by the same tests run against those.
+//
+// # controller-runtime
+//
+// controller-runtime's cache.Options.NewInformer (NewInformer here) is
+// handed controller-runtime's own list/watch, whose closures hide the
+// resource, namespace and selectors, so an informer built there decodes as
+// controller-runtime does. Package crcache is the option that carries the
+// whole stack (manager.Options.NewCache: crcache.New); its doc says how it
+// learns each informer's request.
 package informers

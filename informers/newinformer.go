@@ -16,6 +16,11 @@ import (
 //		Cache: cache.Options{NewInformer: informers.NewInformer},
 //	})
 //
+// It lists and watches through the ListerWatcher it is given: there,
+// controller-runtime's, decoded as controller-runtime decodes, with full
+// objects. Package crcache (manager.Options.NewCache: crcache.New) gives
+// controller-runtime's caches the wire and its diet too.
+//
 // The informer is named after exampleObject's GroupVersionKind when it has
 // one (controller-runtime sets it; its unstructured and metadata-only
 // informers all share one Go type), else after its Go type.

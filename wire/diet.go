@@ -64,8 +64,9 @@ func (d diet) on() bool {
 	return d.dropManagedFields || d.intern || d.compact || d.share || d.shareMaps
 }
 
-// String lists the steps that are on: ", diet (managedFields dropped,
-// interned, compacted, shared)"; "" when none is.
+// String lists the steps that are on, as configured (compaction and
+// sharing change pods only): ", diet (managedFields dropped, interned,
+// compacted, shared)"; "" when none is.
 func (d diet) String() string {
 	var steps []string
 	for _, s := range []struct {
