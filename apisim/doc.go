@@ -63,9 +63,11 @@
 //
 // LIST honours limit/continue (the token carries the snapshot RV and the
 // next key; 410 Expired once that RV is compacted), resourceVersion and
-// resourceVersionMatch (unset: most recent; "0": any, served current and
-// whole, the limit ignored as by the API server's watch cache;
-// NotOlderThan; Exact, and the legacy "RV with limit means Exact"; an RV the
+// resourceVersionMatch (unset: most recent; "0", with resourceVersionMatch
+// unset or NotOlderThan: any, served current and whole, the limit ignored,
+// as by the API server's watch cache — with a continue token, the rest of
+// the token's snapshot, whole, no token; NotOlderThan another RV: current,
+// paged; Exact, and the legacy "RV with limit means Exact"; an RV the
 // store has not reached waits ResourceVersionWait and then fails with the
 // "Too large resource version" 504), labelSelector, and fieldSelector with
 // the API server's field labels: for pods metadata.name, metadata.namespace,
@@ -189,7 +191,15 @@
 // (no aggregated apidiscovery.k8s.io). There is no authentication,
 // admission, defaulting or validation of object contents. A CEL syntax
 // error in a shard selector has the API server's status and prefix but
-// not cel-go's wording.
+// not cel-go's wording. Lists are modelled on a watch cache that holds every
+// snapshot since the last compaction and whose resourceVersion is the
+// store's, shared by every resource: the API server's watch cache is per
+// resource (a list at "0" carries the resourceVersion of the resource's
+// last event, or of a progress notification), and it hands a continue token
+// it holds no snapshot for to etcd, which pages it also at
+// resourceVersion "0" (k8s.io/apiserver v0.36.3's cacher; not exercised by
+// listrv_e2e_test.go). Without the watch cache (--watch-cache=false)
+// resourceVersion "0" pages too (TestListResourceVersionZeroWithoutWatchCache).
 //
 // # client-go in tests
 //

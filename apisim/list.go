@@ -358,11 +358,15 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request, f *filter, o 
 		return
 	}
 	limit := o.limit
-	if o.resourceVersion == "0" && o.continueToken == "" {
+	if o.resourceVersion == "0" {
 		// As the API server's watch cache (cacher.computeListLimit in
-		// k8s.io/apiserver): a list at any resourceVersion is served whole,
-		// whatever the limit, as client-go's reflector assumes when it pages
-		// such a list.
+		// k8s.io/apiserver v0.36): a list at any resourceVersion is served
+		// whole, whatever the limit — as client-go's reflector assumes when
+		// it pages such a list — and so is the rest of a continue token's
+		// snapshot presented with resourceVersion "0" (the cache serves the
+		// token from its snapshot at the token's resourceVersion and then
+		// ignores the limit). listrv_e2e_test.go checks both against
+		// kube-apiserver v1.36.3.
 		limit = 0
 	}
 	items, more := collect(tree, start, f, limit)

@@ -60,8 +60,27 @@ func TestListResourceVersionSemantics(t *testing.T) {
 	if l := check("any with limit", metav1.ListOptions{ResourceVersion: "0", Limit: 5}, now, 19); l.Continue != "" || l.RemainingItemCount != nil {
 		t.Errorf("any with limit: continue %q, remainingItemCount set %t; want the whole list", l.Continue, l.RemainingItemCount != nil)
 	}
-	if l := check("most recent with limit", metav1.ListOptions{Limit: 5}, now, 5); l.Continue == "" || l.RemainingItemCount == nil || *l.RemainingItemCount != 14 {
-		t.Errorf("most recent with limit: continue %q, remainingItemCount %d (-1: unset); want a page with 14 remaining", l.Continue, ptr.Deref(l.RemainingItemCount, -1))
+	if l := check("any, NotOlderThan, with limit", metav1.ListOptions{ResourceVersion: "0", ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, Limit: 5}, now, 19); l.Continue != "" || l.RemainingItemCount != nil {
+		t.Errorf("any, NotOlderThan, with limit: continue %q, remainingItemCount set %t; want the whole list", l.Continue, l.RemainingItemCount != nil)
+	}
+	first := check("most recent with limit", metav1.ListOptions{Limit: 5}, now, 5)
+	if first.Continue == "" || first.RemainingItemCount == nil || *first.RemainingItemCount != 14 {
+		t.Errorf("most recent with limit: continue %q, remainingItemCount %d (-1: unset); want a page with 14 remaining", first.Continue, ptr.Deref(first.RemainingItemCount, -1))
+	}
+	// A continue token presented with "0" gets the rest of the token's
+	// snapshot whole, at its resourceVersion — the write made since not in
+	// it — as from the watch cache; with resourceVersion unset, the next page.
+	if _, err := s.Create(NewPod("ns-1", "pod-99999", 99999, PodOptions{})); err != nil {
+		t.Fatal(err)
+	}
+	if l := check("any with limit and continue", metav1.ListOptions{ResourceVersion: "0", Limit: 5, Continue: first.Continue}, now, 14); l.Continue != "" || l.RemainingItemCount != nil {
+		t.Errorf("any with limit and continue: continue %q, remainingItemCount set %t; want the rest of the snapshot", l.Continue, l.RemainingItemCount != nil)
+	}
+	if l := check("continue", metav1.ListOptions{Limit: 5, Continue: first.Continue}, now, 5); l.Continue == "" || ptr.Deref(l.RemainingItemCount, -1) != 9 {
+		t.Errorf("continue: continue %q, remainingItemCount %d (-1: unset); want a page with 9 remaining", l.Continue, ptr.Deref(l.RemainingItemCount, -1))
+	}
+	if _, err := s.Delete("ns-1", "pod-99999"); err != nil {
+		t.Fatal(err)
 	}
 
 	future := strconv.FormatUint(s.ResourceVersion()+10, 10)

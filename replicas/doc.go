@@ -123,6 +123,23 @@
 // for 2048 and 100 (BenchmarkAssign on a 2-core machine at load average
 // 24); the runner calls Sticky once per membership round.
 //
+// # Leases that cannot be read
+//
+// A member whose Lease's slot annotations cannot be read (overwritten by
+// someone else) is treated as synced nowhere and left out of the members
+// given to Sticky at once, so its quota goes to the readable members; its
+// claims count as covering every slot for its LeaseDuration after the
+// first list that shows it so, and then as covering none. The member
+// itself fences at its next renewal (a 409) and stays fenced until its
+// Lease has held only its own writes for RenewDeadline (on standby: out of
+// the members) and then LeaseDuration. Bound: no slot waits more than
+// LeaseDuration + 3 × RenewInterval after the write that made the Lease
+// unreadable before a readable member dispatches it (rounds on time,
+// caches synced), and no slot is dispatched twice meanwhile — package
+// runner states the rule and its argument, package members the
+// quarantine. A member written for another slot count is the exception: it
+// counts as claiming every slot for as long as it is live.
+//
 // # Usage
 //
 //	a, err := replicas.Assign([]string{"ctrl-0", "ctrl-1", "ctrl-2"}, replicas.DefaultSlots)

@@ -15,6 +15,12 @@ const (
 // ErrAnnotation is matched by every error of Decode.
 var ErrAnnotation = errors.New("handover: malformed slot annotation")
 
+// ErrSlotCount is matched by the errors of Decode for annotations written
+// for another slot count: both well-formed bitmaps of one length, another
+// one than the slot count's, or of its length with a bit set beyond the
+// last slot. It matches ErrAnnotation too.
+var ErrSlotCount = fmt.Errorf("%w: written for another slot count", ErrAnnotation)
+
 // Encode returns p as Lease annotations: per key, a bitmap of the slots in
 // lowercase hex, slot s being bit s%8 of byte s/8.
 func (p Published) Encode() map[string]string {
@@ -36,9 +42,9 @@ func encodeBits(bits []bool) string {
 // written by other processes, so they are untrusted: a missing key, bad
 // hex, a wrong length or a bit set beyond the last slot is an error, and
 // the Published returned with it is the conservative reading — every
-// slot claimed, none synced — so that a peer that cannot be read blocks
-// activations instead of allowing double dispatch, and is never handed a
-// slot.
+// slot claimed, none synced. How long a reader holds a peer to that
+// reading is the shell's rule (package runner: for a bounded time, or,
+// for ErrSlotCount, while the peer is live).
 func Decode(annotations map[string]string, slots int) (Published, error) {
 	synced, err1 := decodeBits(annotations, AnnotationSynced, slots)
 	claimed, err2 := decodeBits(annotations, AnnotationClaimed, slots)
@@ -47,9 +53,26 @@ func Decode(annotations map[string]string, slots int) (Published, error) {
 		for s := range p.Claimed {
 			p.Claimed[s] = true
 		}
+		if otherSlotCount(annotations) {
+			err = fmt.Errorf("%w: %w", ErrSlotCount, err)
+		}
 		return p, err
 	}
 	return Published{Synced: synced, Claimed: claimed}, nil
+}
+
+// otherSlotCount reports whether both annotations are non-empty hex of one
+// length: when Decode refused them, they were written for another slot
+// count.
+func otherSlotCount(annotations map[string]string) bool {
+	a, ok1 := annotations[AnnotationSynced]
+	b, ok2 := annotations[AnnotationClaimed]
+	if !ok1 || !ok2 || len(a) != len(b) || a == "" {
+		return false
+	}
+	_, err1 := hex.DecodeString(a)
+	_, err2 := hex.DecodeString(b)
+	return err1 == nil && err2 == nil
 }
 
 func decodeBits(annotations map[string]string, key string, slots int) ([]bool, error) {

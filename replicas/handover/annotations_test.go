@@ -52,6 +52,40 @@ func TestDecodeBad(t *testing.T) {
 	}
 }
 
+// TestDecodeOtherSlotCount: annotations written for another slot count —
+// well-formed of another length, or of this one with a slot beyond the
+// last — are ErrSlotCount (and ErrAnnotation); other malformed ones are
+// not.
+func TestDecodeOtherSlotCount(t *testing.T) {
+	enc := func(slots int, claim ...int) map[string]string {
+		p := Published{Synced: make([]bool, slots), Claimed: make([]bool, slots)}
+		for _, s := range claim {
+			p.Claimed[s] = true
+		}
+		return p.Encode()
+	}
+	for name, tc := range map[string]struct {
+		ann   map[string]string
+		slots int
+		other bool
+	}{
+		"16 read as 8":           {enc(16), 8, true},
+		"8 read as 16":           {enc(8), 16, true},
+		"8 read as 4, slot 5":    {enc(8, 5), 4, true},
+		"8 read as 4, slot 2":    {enc(8, 2), 4, false}, // reads as 4 slots: no error at all
+		"lengths differ":         {map[string]string{AnnotationSynced: "00", AnnotationClaimed: "0000"}, 8, false},
+		"not hex":                {map[string]string{AnnotationSynced: "zz", AnnotationClaimed: "zz"}, 8, false},
+		"missing":                {map[string]string{AnnotationSynced: "00"}, 8, false},
+		"empty":                  {map[string]string{AnnotationSynced: "", AnnotationClaimed: ""}, 8, false},
+		"right length, not hex ": {map[string]string{AnnotationSynced: "0000", AnnotationClaimed: "00zz"}, 16, false},
+	} {
+		_, err := Decode(tc.ann, tc.slots)
+		if got := errors.Is(err, ErrSlotCount); got != tc.other || (err != nil && !errors.Is(err, ErrAnnotation)) {
+			t.Errorf("%s: %v; want ErrSlotCount %v", name, err, tc.other)
+		}
+	}
+}
+
 // FuzzDecode: Decode never panics; what it accepts encodes back to the
 // same text, in lower case; what it refuses reads as all claimed, none synced. Seed
 // corpus: testdata/fuzz/FuzzDecode.

@@ -66,10 +66,13 @@
 // replica's target the same and equal to what is claimed and dispatched;
 // then a join and a clean leave, each moving exactly the least.
 //
-// A peer whose annotations cannot be read (Decode) claims every slot, so
-// nothing is activated while it is live, and holds none for the target:
-// the slots the target gives it stay with their current owners, which
-// never see it synced, and a free one among them waits.
+// A peer whose annotations cannot be read (Decode) is the shell's to
+// judge: package runner leaves it out of Target's members at once (its
+// quota goes to the others), counts it as claiming every slot for its
+// LeaseDuration and then as claiming nothing — which keeps rules 1 and 2,
+// given package members' quarantine (runner's documentation has the
+// argument); a peer written for another slot count (ErrSlotCount) claims
+// every slot while it is live.
 //
 // # Why no slot is left behind
 //

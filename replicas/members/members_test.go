@@ -58,7 +58,7 @@ func mustSync(t *testing.T, m *Membership, want ...string) {
 		t.Fatalf("%s: Sync: %v", m.Self(), err)
 	}
 	got := round.Live
-	if !round.Renewed || len(round.Annotations) != len(want) {
+	if !round.Renewed || len(round.Leases) != len(want) || round.ListEnd.Before(round.ListStart) || round.ListStart.IsZero() {
 		t.Fatalf("%s: round %+v", m.Self(), round)
 	}
 	if !slices.Equal(got, want) || !slices.Equal(m.Members(), want) {
@@ -156,8 +156,10 @@ func TestUnavailable(t *testing.T) {
 	mustSync(t, b, "a", "b")
 }
 
-// TestConflict: a write to the replica's Lease by someone else makes its
-// next renewal a 409; the one after reads the Lease again and succeeds.
+// TestConflict: a write to the replica's Lease by someone else that leaves
+// its annotations readable makes its renewal a 409, after which the same
+// Sync reads the Lease again and updates that version, keeping the foreign
+// write: the replica is not fenced, not on standby.
 func TestConflict(t *testing.T) {
 	_, l := leases(t)
 	clk := clocktesting.NewFakeClock(t0)
@@ -167,23 +169,23 @@ func TestConflict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cur.Annotations = map[string]string{"x": "y"}
+	cur.Annotations["x"] = "y"
 	if _, err := l.Update(t.Context(), cur, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Sync(t.Context()); !apierrors.IsConflict(err) {
-		t.Fatalf("renewal after a foreign write: %v, want Conflict", err)
-	}
+	clk.Step(time.Second)
 	mustSync(t, a, "a")
 	after, _ := l.Get(t.Context(), "g-a", metav1.GetOptions{})
-	if after.Annotations["x"] != "y" {
-		t.Errorf("renewal lost the foreign write: %v", after.Annotations)
+	if after.Annotations["x"] != "y" || after.Annotations[StandbyAnnotation] != "false" || !after.Spec.RenewTime.Time.Equal(clk.Now()) || a.Fenced() {
+		t.Errorf("renewal after a foreign write: annotations %v, renewed %v (now %v), fenced %v", after.Annotations, after.Spec.RenewTime, clk.Now(), a.Fenced())
 	}
 }
 
 // TestForeignLeases: Leases of another group, without the label, or
 // without a holder are no members; a Lease left by an earlier run of
-// this identity is taken over, not duplicated.
+// this identity is replaced — deleted and created anew, with another uid,
+// so that its past counts for nothing — not duplicated, and the replica is
+// not fenced.
 func TestForeignLeases(t *testing.T) {
 	_, l := leases(t)
 	ctx := t.Context()
@@ -200,11 +202,12 @@ func TestForeignLeases(t *testing.T) {
 	mk("unlabelled", nil, ptr.To("y"))
 	mk("noholder", map[string]string{GroupLabel: "g"}, nil)
 	mk("g-a", map[string]string{GroupLabel: "g"}, ptr.To("stale"))
+	left, _ := l.Get(ctx, "g-a", metav1.GetOptions{})
 	a := member(t, l, "a", clocktesting.NewFakeClock(t0))
 	mustSync(t, a, "a")
 	got, _ := l.Get(ctx, "g-a", metav1.GetOptions{})
-	if *got.Spec.HolderIdentity != "a" || got.Spec.RenewTime == nil {
-		t.Errorf("taken-over lease: %+v", got.Spec)
+	if *got.Spec.HolderIdentity != "a" || got.Spec.RenewTime == nil || got.UID == left.UID || a.Fenced() {
+		t.Errorf("replaced lease: %+v, uid %s (left: %s), fenced %v", got.Spec, got.UID, left.UID, a.Fenced())
 	}
 }
 
@@ -293,7 +296,8 @@ func TestFencedAndAnnotations(t *testing.T) {
 	}
 	mustSync(t, a, "a")
 	round, err := b.Sync(t.Context())
-	if err != nil || round.Annotations["a"]["shardinformer.io/n"] != "1" || len(round.Annotations["b"]) != 0 {
+	if err != nil || round.Leases["a"].Annotations["shardinformer.io/n"] != "1" || round.Leases["a"].Annotations[StandbyAnnotation] != "false" ||
+		len(round.Leases["b"].Annotations) != 1 || round.Leases["a"].Duration != DefaultLeaseDuration || round.Leases["a"].UID == "" {
 		t.Fatalf("b's round: %+v %v", round, err)
 	}
 	cur, _ := l.Get(t.Context(), "g-a", metav1.GetOptions{})
@@ -301,7 +305,7 @@ func TestFencedAndAnnotations(t *testing.T) {
 	if _, err := l.Update(t.Context(), cur, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	a.Sync(t.Context()) // conflict: a reads its Lease again
+	mustSync(t, a, "a", "b") // 409, then a reads its Lease again and updates it
 	mustSync(t, a, "a", "b")
 	got, _ := l.Get(t.Context(), "g-a", metav1.GetOptions{})
 	if got.Annotations["other"] != "kept" || got.Annotations["shardinformer.io/n"] != "3" {
@@ -322,5 +326,161 @@ func TestFencedAndAnnotations(t *testing.T) {
 	mustSync(t, a, "a", "b")
 	if a.Fenced() {
 		t.Fatal("still fenced after a renewal")
+	}
+}
+
+// garble writes garbage into the annotation "slots" of a's Lease, as
+// someone else might.
+func garble(t *testing.T, l coordinationv1client.LeaseInterface) {
+	t.Helper()
+	cur, err := l.Get(t.Context(), "g-a", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur.Annotations["slots"] = "garbage"
+	if _, err := l.Update(t.Context(), cur, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// standbyOf returns the StandbyAnnotation of a's Lease.
+func standbyOf(t *testing.T, l coordinationv1client.LeaseInterface) string {
+	t.Helper()
+	cur, err := l.Get(t.Context(), "g-a", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cur.Annotations[StandbyAnnotation]
+}
+
+// quarantined returns a member "a" whose Config.Readable refuses any value
+// of "slots" but "ok", renewing every 5s with RenewDeadline 10s and
+// LeaseDuration 15s.
+func quarantined(t *testing.T, l coordinationv1client.LeaseInterface, clk *clocktesting.FakeClock) *Membership {
+	t.Helper()
+	a, err := New(Config{Leases: l, Group: "g", Identity: "a", Clock: clk,
+		Annotations: func() map[string]string { return map[string]string{"slots": "ok"} },
+		Readable: func(ann map[string]string) error {
+			if ann["slots"] != "ok" {
+				return errors.New("unreadable")
+			}
+			return nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// TestQuarantine: when someone else makes the replica's annotations
+// unreadable, its next renewal (a 409, then a read) fences it at once and
+// starts a quarantine: renewals keep writing its annotations back, on
+// standby (StandbyAnnotation "true") until the Lease has held only its own
+// writes for RenewDeadline, then not on standby; the first renewal starting
+// LeaseDuration after the first write not on standby counts again and ends
+// the quarantine. Garbage during the quarantine starts it again; a foreign
+// write that leaves the annotations readable does not.
+func TestQuarantine(t *testing.T) {
+	_, l := leases(t)
+	clk := clocktesting.NewFakeClock(t0)
+	a := quarantined(t, l, clk)
+	mustSync(t, a, "a")
+	step := func(fenced bool, standby string) {
+		t.Helper()
+		clk.Step(5 * time.Second)
+		mustSync(t, a, "a")
+		if a.Fenced() != fenced || standbyOf(t, l) != standby {
+			t.Fatalf("at %v: fenced %v, standby %q; want %v, %q", clk.Since(t0), a.Fenced(), standbyOf(t, l), fenced, standby)
+		}
+	}
+	step(false, "false")
+	garble(t, l)
+	step(true, "true") // 5s: garbled, read, rewritten on standby
+	step(true, "true")
+	garble(t, l) // again: the quarantine starts over
+	step(true, "true")
+	step(true, "true")
+	cur, _ := l.Get(t.Context(), "g-a", metav1.GetOptions{})
+	cur.Annotations["x"] = "y" // readable: no restart
+	if _, err := l.Update(t.Context(), cur, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	step(true, "false") // RenewDeadline since the run's first write: announced
+	step(true, "false")
+	step(true, "false")
+	step(false, "false") // LeaseDuration after the announcement: counts
+	step(false, "false")
+}
+
+// listGarbler garbles a's Lease right before each list while on is set:
+// after the renewal, so that only the list shows it.
+type listGarbler struct {
+	coordinationv1client.LeaseInterface
+	t  *testing.T
+	on bool
+}
+
+func (g *listGarbler) List(ctx context.Context, o metav1.ListOptions) (*coordinationv1.LeaseList, error) {
+	if g.on {
+		g.on = false
+		garble(g.t, g.LeaseInterface)
+	}
+	return g.LeaseInterface.List(ctx, o)
+}
+
+// TestQuarantineFromList: garbage the list shows right after a renewal
+// fences the replica in that Sync, before its next renewal.
+func TestQuarantineFromList(t *testing.T) {
+	_, l := leases(t)
+	g := &listGarbler{LeaseInterface: l, t: t}
+	clk := clocktesting.NewFakeClock(t0)
+	a := quarantined(t, g, clk)
+	mustSync(t, a, "a")
+	g.on = true
+	mustSync(t, a, "a")
+	if !a.Fenced() {
+		t.Fatal("not fenced after the list showed its Lease garbled")
+	}
+	clk.Step(5 * time.Second)
+	mustSync(t, a, "a")
+	if !a.Fenced() || standbyOf(t, l) != "true" {
+		t.Fatalf("fenced %v, standby %q; want the renewal after it on standby", a.Fenced(), standbyOf(t, l))
+	}
+}
+
+// lostResponse commits an update and then reports it failed, once, as when
+// a response is lost.
+type lostResponse struct {
+	coordinationv1client.LeaseInterface
+	on bool
+}
+
+func (f *lostResponse) Update(ctx context.Context, lease *coordinationv1.Lease, o metav1.UpdateOptions) (*coordinationv1.Lease, error) {
+	got, err := f.LeaseInterface.Update(ctx, lease, o)
+	if f.on && err == nil {
+		f.on = false
+		return nil, errors.New("response lost")
+	}
+	return got, err
+}
+
+// TestLostResponseIsNoGarbage: a renewal whose response was lost leaves a
+// version the replica did not see written; the list shows it, the next
+// renewal reads it, and since it is readable there is no quarantine.
+func TestLostResponseIsNoGarbage(t *testing.T) {
+	_, l := leases(t)
+	f := &lostResponse{LeaseInterface: l}
+	clk := clocktesting.NewFakeClock(t0)
+	a := quarantined(t, f, clk)
+	mustSync(t, a, "a")
+	f.on = true
+	clk.Step(5 * time.Second)
+	if round, err := a.Sync(t.Context()); err == nil || round.Renewed {
+		t.Fatalf("renewal with a lost response: %v, renewed %v", err, round.Renewed)
+	}
+	clk.Step(4 * time.Second)
+	mustSync(t, a, "a")
+	if a.Fenced() || standbyOf(t, l) != "false" {
+		t.Fatalf("fenced %v, standby %q after a lost response", a.Fenced(), standbyOf(t, l))
 	}
 }

@@ -19,8 +19,9 @@ import (
 
 // Config configures a Runner.
 type Config struct {
-	// Members configures the membership; its Annotations and OnChange
-	// must be nil (the Runner sets the first and does not use the second).
+	// Members configures the membership; its Annotations, Readable and
+	// OnChange must be nil (the Runner sets the first two and does not use
+	// the third).
 	Members members.Config
 	// Slots is the slot count of the group (replicas.Assign); every
 	// replica of a group must use the same. Default 16: each slot costs
@@ -65,11 +66,12 @@ type Runner struct {
 
 	// Owned by Run's goroutine.
 	slots map[int]*slot
-	// leases holds what the live members published, as of the last
-	// successful list, by name (this replica included; unreadable Leases
-	// left out); peers the same without this replica and with the
-	// unreadable ones claiming every slot.
-	leases, peers map[string]handover.Published
+	// reader turns each successful list into readings (leases.go);
+	// readings holds those of the last one, by member (this replica
+	// included), and kinds the kind last logged per member.
+	reader   *reader
+	readings map[string]reading
+	kinds    map[string]kind
 
 	// fallback logs the first slot informer's fallback to client-side
 	// filtering, so that a replica says it once, not once per slot.
@@ -121,20 +123,23 @@ func New(cfg Config) (*Runner, error) {
 			return nil, fmt.Errorf("%w: Workers > 1 needs an informer with AddParallelEventHandler (pipeline.Informer)", ErrConfig)
 		}
 	}
-	if cfg.Members.Annotations != nil || cfg.Members.OnChange != nil {
-		return nil, fmt.Errorf("%w: Members.Annotations and Members.OnChange must be nil", ErrConfig)
+	if cfg.Members.Annotations != nil || cfg.Members.Readable != nil || cfg.Members.OnChange != nil {
+		return nil, fmt.Errorf("%w: Members.Annotations, Members.Readable and Members.OnChange must be nil", ErrConfig)
 	}
-	r := &Runner{cfg: cfg, logger: klog.Background(), hand: handover.New(cfg.Members.Identity, cfg.Slots), slots: map[int]*slot{}}
+	r := &Runner{cfg: cfg, logger: klog.Background(), hand: handover.New(cfg.Members.Identity, cfg.Slots), slots: map[int]*slot{},
+		kinds: map[string]kind{}}
 	if cfg.Logger != nil {
 		r.logger = *cfg.Logger
 	}
 	mc := cfg.Members
 	mc.Annotations = func() map[string]string { return r.hand.Published().Encode() }
+	mc.Readable = func(a map[string]string) error { _, err := handover.Decode(a, cfg.Slots); return err }
 	m, err := members.New(mc)
 	if err != nil {
 		return nil, err
 	}
 	r.members = m
+	r.reader = newReader(cfg.Slots, m.Config().RenewDeadline)
 	return r, nil
 }
 
@@ -172,39 +177,65 @@ func (r *Runner) round(ctx context.Context) {
 		r.logger.Error(err, "membership round")
 	}
 	// The target is the sticky assignment of the slots the live members
-	// claim in their Leases, this replica's included (as written: the
-	// same Leases give every replica the same target); a Lease whose
-	// annotations cannot be read claims every slot for safety (Decode)
-	// but holds none for the target. When the list failed, the last
-	// Leases read stand in, and nothing is activated on them.
-	listed := rd.Annotations != nil
+	// whose Leases are readable (and not on standby) claim in them, this
+	// replica's included (as written: the same Leases give every replica
+	// the same target); the others are no members, and their claims
+	// count as the reader's rule says (leases.go, doc.go). When the list
+	// failed, the last readings stand in, and nothing is activated on
+	// them.
+	listed := rd.Leases != nil
 	if listed {
-		r.peers, r.leases = map[string]handover.Published{}, map[string]handover.Published{}
-		for name, ann := range rd.Annotations {
-			p, err := handover.Decode(ann, r.cfg.Slots)
-			if err != nil {
-				r.logger.Error(err, "replica's slot annotations unreadable; counting it as claiming every slot and holding none", "replica", name)
-			} else {
-				r.leases[name] = p
-			}
-			if name != r.cfg.Members.Identity {
-				r.peers[name] = p
-			}
-		}
+		r.readings = r.reader.read(rd)
+		r.logReadings()
 	}
+	var targetMembers []string
+	held := map[string]handover.Published{}
 	peers := map[string]handover.Published{}
 	for _, name := range rd.Live {
-		if p, ok := r.peers[name]; ok {
-			peers[name] = p
+		rg, ok := r.readings[name]
+		if !ok {
+			continue
+		}
+		if rg.kind == readable {
+			targetMembers = append(targetMembers, name)
+			held[name] = rg.published
+		}
+		if name != r.cfg.Members.Identity {
+			peers[name] = rg.published
 		}
 	}
 	r.execute(r.hand.Step(handover.View{
-		Target:        handover.Target(rd.Live, r.cfg.Slots, r.leases),
+		Target:        handover.Target(targetMembers, r.cfg.Slots, held),
 		Peers:         peers,
 		ClaimsVisible: rd.Renewed && listed,
 		Fenced:        r.members.Fenced() || r.tripped.Swap(false),
 		CacheSynced:   func(s int) bool { return r.slots[s].inf.HasSynced() },
 	}))
+}
+
+// logReadings logs each member whose reading changed kind since the last
+// list — an error when it cannot be read as written, a line when it can
+// again — leaving out readings on standby amid unreadable ones, so that a
+// Lease alternating between the two is logged once per change that counts.
+func (r *Runner) logReadings() {
+	for name, rg := range r.readings {
+		prev, seen := r.kinds[name]
+		switch {
+		case seen && prev == rg.kind, !seen && rg.kind == readable:
+		case rg.kind == onStandby && seen && (prev == unreadable || prev == expired):
+			continue
+		case rg.err != nil:
+			r.logger.Error(rg.err, "replica's Lease cannot be read", "replica", name, "counted as", rg.kind.String())
+		default:
+			r.logger.Info("replica's Lease read", "replica", name, "state", rg.kind.String())
+		}
+		r.kinds[name] = rg.kind
+	}
+	for name := range r.kinds {
+		if _, ok := r.readings[name]; !ok {
+			delete(r.kinds, name)
+		}
+	}
 }
 
 // execute carries out the actions in order, on Run's goroutine.

@@ -88,3 +88,7 @@ func TestReplicasE2E(t *testing.T) {
 		t.Run(fmt.Sprint("gate=", sharded), func(t *testing.T) { scenario(t, realBackend(t, sharded), true) })
 	}
 }
+
+// TestUnreadableLeaseE2E runs the scenario of TestUnreadableLease on a real
+// kube-apiserver with the ShardedListAndWatch gate on.
+func TestUnreadableLeaseE2E(t *testing.T) { unreadableScenario(t, realBackend(t, true)) }

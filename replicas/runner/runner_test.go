@@ -530,6 +530,7 @@ func TestConfig(t *testing.T) {
 		"no informer": {Members: mc, Inner: lw, Handler: h},
 		"no handler":  {Members: mc, Inner: lw, NewInformer: inf},
 		"annotations": {Members: members.Config{Group: "g", Identity: "a", Annotations: func() map[string]string { return nil }}, Inner: lw, NewInformer: inf, Handler: h},
+		"readable":    {Members: members.Config{Group: "g", Identity: "a", Readable: func(map[string]string) error { return nil }}, Inner: lw, NewInformer: inf, Handler: h},
 		"members":     {Members: members.Config{Group: "g"}, Inner: lw, NewInformer: inf, Handler: h},
 		"workers": {Members: mc, Inner: lw, Handler: h, Workers: 2, NewInformer: func(lw cache.ListerWatcher) cache.SharedIndexInformer {
 			return cache.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, cache.Indexers{})
