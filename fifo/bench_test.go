@@ -36,7 +36,9 @@ func BenchmarkUpdateThroughput(b *testing.B) {
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
 	}
 
-	b.Run("impl=shardinformer", func(b *testing.B) {
+	// marked: every write carries a stream position (WriteAt) and the
+	// consumer takes segments (PopSegment), as the pipeline does by default.
+	runOurs := func(b *testing.B, marked bool) {
 		b.ReportAllocs()
 		known := newMapKnown()
 		q := newQueue(b, fifo.Config{Known: known})
@@ -48,7 +50,11 @@ func BenchmarkUpdateThroughput(b *testing.B) {
 		wg.Go(func() { // the consumer
 			var buf []fifo.Item
 			for seen := 0; seen < b.N; {
-				buf = q.Pop(buf[:0], 128)
+				if marked {
+					buf = q.PopSegment(buf[:0], 128)
+				} else {
+					buf = q.Pop(buf[:0], 128)
+				}
 				if len(buf) == 0 {
 					if !bell.Wait(ctx, q.Pending) {
 						return
@@ -64,7 +70,13 @@ func BenchmarkUpdateThroughput(b *testing.B) {
 		})
 		for i := range b.N {
 			k := i % benchKeys
-			if err := q.Update(keys[k], objs[k]); err != nil {
+			var err error
+			if marked {
+				err = q.WriteAt(cache.Updated, keys[k], objs[k], fifo.Mark{Seq: uint64(i + 1), RV: objs[k].ResourceVersion})
+			} else {
+				err = q.Update(keys[k], objs[k])
+			}
+			if err != nil {
 				b.Fatal(err)
 			}
 			bell.Ring()
@@ -72,7 +84,9 @@ func BenchmarkUpdateThroughput(b *testing.B) {
 		wg.Wait()
 		b.StopTimer()
 		report(b)
-	})
+	}
+	b.Run("impl=shardinformer", func(b *testing.B) { runOurs(b, false) })
+	b.Run("impl=shardinformer/marked", func(b *testing.B) { runOurs(b, true) })
 
 	// popOne runs a client-go queue's consumer: Pop one item at a time and
 	// apply it to store inside the process function (under the queue's lock).

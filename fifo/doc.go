@@ -26,12 +26,26 @@
 //   - HasSynced becomes true once the first Replace (or any write before it) has
 //     happened and every key queued by that Replace has been popped and Done.
 //
-// # Sync marks
+// # Stream positions and marks
 //
-// Mark records a resource version behind everything queued so far. Done
-// reports the newest mark whose preceding keys have all been applied; the
-// pipeline stores it in the partition so that LastStoreSyncResourceVersion never
-// names a version whose earlier changes are not yet in the cache.
+// The writer may number its writes: WriteAt and ReplaceAt queue a write with a
+// Mark (its position Seq, increasing over the queue's marks, and two resource
+// versions the queue only keeps), and Mark records one for a write that queues
+// nothing (a bookmark). Done reports the newest mark whose write, and
+// everything queued before it, has been applied. Oldest returns the position
+// of the oldest mark not yet reported (math.MaxUint64 for none) without a
+// lock; OldestMark and LastMark return the oldest pending and the newest mark.
+// The pipeline builds its store watermark on these: it polls every shard's
+// Oldest, and names LastStoreSyncResourceVersion from one mark.
+//
+// Each popped Item carries Pos, the position the key reaches once the item is
+// applied (its newest marked write; an unmarked delta, such as a Sync, counts
+// at the newest mark before it). PopSegment takes a segment of the stream:
+// after the limit it goes on until none of the keys left has a marked write at
+// or before the batch's largest Pos, so once the batch is Done, Oldest is past
+// it. A key written again while queued keeps its place (DeltaFIFO's order),
+// which is why a segment may be longer than the limit: it draws in every key
+// queued before the key's newest write, and a Replace's part is one segment.
 //
 // # Concurrency
 //

@@ -3,7 +3,9 @@ package fifo
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sync"
+	"sync/atomic"
 
 	"k8s.io/client-go/tools/cache"
 )
@@ -34,14 +36,26 @@ type Item struct {
 	// Initial reports whether the key belongs to the initial population (the
 	// isInInitialList flag of the notifications it produces).
 	Initial bool
+	// Pos is the stream position the key's state reaches once the item is
+	// applied: the Seq of its newest marked write. A delta written without a
+	// mark (Add, Update, Delete, Replace, Resync's Sync) counts as the
+	// queue's newest mark before it, 0 if none (see "Stream positions").
+	Pos uint64
 
 	entry *entry // the key's entry, for Done
 }
 
-// Mark is a sync mark: every change queued before it has been applied.
+// Mark is a write's place in its writer's stream (see "Stream positions" in
+// the package documentation). Done reports a mark once every change queued
+// before it, its own write's included, has been applied.
 type Mark struct {
+	// Seq is the write's position: positive, and increasing over the marks
+	// given to one queue (WriteAt, ReplaceAt, Mark).
 	Seq uint64
-	RV  string
+	// RV is the resource version the write brings the store to, and Before
+	// the one the store is at just before it (the previous write's RV). The
+	// queue only keeps them for OldestMark and LastMark.
+	RV, Before string
 }
 
 // Config configures a Queue.
@@ -92,6 +106,15 @@ type Queue struct {
 	synced    chan struct{} // closed once HasSynced is true
 	space     sync.Cond     // producers waiting for MaxQueued; L is &mu
 
+	// oldest mirrors the Seq of mu.marks[0] (math.MaxUint64 while no mark
+	// is pending) for Oldest. Stored only under mu; loaded without it. It
+	// has cache lines of its own (TestOldestLayout; whole pads of two lines,
+	// as package ring pads): other goroutines poll it while the writer and
+	// the consumer write the mutex's line.
+	_      [128]byte
+	oldest atomic.Uint64
+	_      [128]byte
+
 	mu struct {
 		sync.Mutex
 		// entries holds every key that is queued, in flight, or both: one map
@@ -99,11 +122,13 @@ type Queue struct {
 		entries map[string]*entry
 		order   []*entry // queued entries, oldest first; order[head:] are live
 		head    int
-		free    []*entry     // entries to reuse (at most keepFree)
-		popped  cache.Deltas // the deltas of the last Pop's items
-		marks   []pendingMark
-		pushed  uint64 // keys ever appended to order
-		done    uint64 // keys ever Done
+		free    []*entry      // entries to reuse (at most keepFree)
+		popped  cache.Deltas  // the deltas of the last Pop's items
+		marks   []pendingMark // not yet reported by Done, oldest first
+		last    Mark          // the newest mark given (Seq 0: none)
+		before  Mark          // the one given before last
+		pushed  uint64        // keys ever appended to order
+		done    uint64        // keys ever Done
 		// populated is set by the first write; initial counts the keys of the
 		// first Replace that are not yet Done.
 		populated bool
@@ -125,6 +150,11 @@ type entry struct {
 	queued bool         // in order, with first (and more) set
 	flying bool         // popped, not yet Done
 	after  newest       // while flying: the state its popped deltas bring
+	// While queued: the stream positions of the first and the newest queued
+	// delta, and whether the first is a marked write's own (rather than one
+	// counted at the position before it; see Item.Pos).
+	firstPos, lastPos uint64
+	firstMarked       bool
 }
 
 func (e *entry) last() *cache.Delta {
@@ -157,30 +187,40 @@ func New(cfg Config) (*Queue, error) {
 	}
 	q.space.L = &q.mu
 	q.mu.entries = make(map[string]*entry)
+	q.oldest.Store(math.MaxUint64)
 	return q, nil
 }
 
 // Add queues an Added delta.
-func (q *Queue) Add(key string, obj any) error { return q.write(cache.Added, key, obj) }
+func (q *Queue) Add(key string, obj any) error { return q.WriteAt(cache.Added, key, obj, Mark{}) }
 
 // Update queues an Updated delta.
-func (q *Queue) Update(key string, obj any) error { return q.write(cache.Updated, key, obj) }
+func (q *Queue) Update(key string, obj any) error { return q.WriteAt(cache.Updated, key, obj, Mark{}) }
 
 // Delete queues a Deleted delta, unless the key is already gone everywhere.
-func (q *Queue) Delete(key string, obj any) error { return q.write(cache.Deleted, key, obj) }
+func (q *Queue) Delete(key string, obj any) error { return q.WriteAt(cache.Deleted, key, obj, Mark{}) }
 
-func (q *Queue) write(t cache.DeltaType, key string, obj any) error {
+// WriteAt queues a delta of type t (Added, Updated or Deleted; a Deleted one
+// is dropped as Delete drops it) and, if m.Seq is not 0, records m behind it,
+// in one step: Done reports m once the delta, and everything queued before
+// it, has been applied. It records m if and only if it returns nil (a write
+// the transform rejects, or made to a closed queue, leaves no mark).
+func (q *Queue) WriteAt(t cache.DeltaType, key string, obj any, m Mark) error {
 	var err error
 	if obj, err = q.transformed(obj); err != nil {
 		return err
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return q.writeLocked(t, key, obj)
+	if err := q.writeLocked(t, key, obj, m.Seq); err != nil {
+		return err
+	}
+	q.markLocked(m)
+	return nil
 }
 
 // REQUIRES: q.mu held.
-func (q *Queue) writeLocked(t cache.DeltaType, key string, obj any) error {
+func (q *Queue) writeLocked(t cache.DeltaType, key string, obj any, pos uint64) error {
 	for q.maxQueued > 0 && q.mu.deltas >= q.maxQueued && !q.mu.closed {
 		q.space.Wait()
 	}
@@ -195,9 +235,26 @@ func (q *Queue) writeLocked(t cache.DeltaType, key string, obj any) error {
 			return nil // already reported, presumably by a relist
 		}
 	}
-	q.appendLocked(key, e, cache.Delta{Type: t, Object: obj})
+	q.appendLocked(key, e, cache.Delta{Type: t, Object: obj}, q.posLocked(pos))
 	q.checkSyncedLocked()
 	return nil
+}
+
+// place says where a delta stands in the stream: its position and whether it is
+// the marked write's own.
+type place struct {
+	pos    uint64
+	marked bool
+}
+
+// posLocked returns the place of a delta written with mark number seq (0: an
+// unmarked write, counted at the newest mark so far).
+// REQUIRES: q.mu held.
+func (q *Queue) posLocked(seq uint64) place {
+	if seq == 0 {
+		return place{pos: q.mu.last.Seq}
+	}
+	return place{pos: seq, marked: true}
 }
 
 func (q *Queue) transformed(obj any) (any, error) {
@@ -221,7 +278,12 @@ func (q *Queue) transformed(obj any) (any, error) {
 // keys only. An object the transform rejects is left out and its key keeps
 // whatever the cache holds (no tombstone); the rest of the list is queued and
 // the rejections are returned together.
-func (q *Queue) Replace(list []Keyed) error {
+func (q *Queue) Replace(list []Keyed) error { return q.ReplaceAt(list, Mark{}) }
+
+// ReplaceAt is Replace and, if m.Seq is not 0, records m behind the list in
+// the same step (every delta of the list is m's write). It records m unless
+// it returns ErrClosed.
+func (q *Queue) ReplaceAt(list []Keyed, m Mark) error {
 	objs := make([]any, len(list))
 	var errs []error
 	for i, kv := range list {
@@ -236,11 +298,12 @@ func (q *Queue) Replace(list []Keyed) error {
 	if q.mu.closed {
 		return ErrClosed
 	}
+	pos := q.posLocked(m.Seq)
 	listed := make(map[string]struct{}, len(list))
 	for i, kv := range list {
 		listed[kv.Key] = struct{}{}
 		if objs[i] != nil {
-			q.appendLocked(kv.Key, q.mu.entries[kv.Key], cache.Delta{Type: cache.Replaced, Object: objs[i]})
+			q.appendLocked(kv.Key, q.mu.entries[kv.Key], cache.Delta{Type: cache.Replaced, Object: objs[i]}, pos)
 		}
 	}
 	// Deletion detection: every key that will still exist once pending work is
@@ -250,7 +313,7 @@ func (q *Queue) Replace(list []Keyed) error {
 			return
 		}
 		if obj, exists := q.existsAfterPendingLocked(key, e); exists {
-			q.appendLocked(key, e, cache.Delta{Type: cache.Deleted, Object: cache.DeletedFinalStateUnknown{Key: key, Obj: obj}})
+			q.appendLocked(key, e, cache.Delta{Type: cache.Deleted, Object: cache.DeletedFinalStateUnknown{Key: key, Obj: obj}}, pos)
 		}
 	}
 	for key, e := range q.mu.entries { // queued or in flight (no key is added meanwhile)
@@ -266,6 +329,7 @@ func (q *Queue) Replace(list []Keyed) error {
 		q.mu.populated = true
 		q.mu.initial = len(q.mu.order) - q.mu.head
 	}
+	q.markLocked(m)
 	q.checkSyncedLocked()
 	return errors.Join(errs...)
 }
@@ -277,21 +341,103 @@ func (q *Queue) Resync() error {
 	if q.mu.closed {
 		return ErrClosed
 	}
+	pos := q.posLocked(0)
 	q.known.Range(func(key string, obj any) bool {
 		if _, held := q.mu.entries[key]; !held {
-			q.appendLocked(key, nil, cache.Delta{Type: cache.Sync, Object: obj})
+			q.appendLocked(key, nil, cache.Delta{Type: cache.Sync, Object: obj}, pos)
 		}
 		return true
 	})
 	return nil
 }
 
-// Mark records m behind everything queued so far; Done reports it once all of
-// that has been applied.
+// Mark records m behind everything queued so far, for a write that queues
+// nothing (a bookmark); Done reports it once all of that has been applied.
+// A mark with Seq 0 is ignored.
 func (q *Queue) Mark(m Mark) {
 	q.mu.Lock()
-	q.mu.marks = append(q.mu.marks, pendingMark{at: q.mu.pushed, Mark: m})
+	q.markLocked(m)
 	q.mu.Unlock()
+}
+
+// markLocked records m (unless its Seq is 0) behind everything queued so far.
+// REQUIRES: q.mu held.
+func (q *Queue) markLocked(m Mark) {
+	if m.Seq == 0 {
+		return
+	}
+	if len(q.mu.marks) == 0 {
+		q.oldest.Store(m.Seq)
+	}
+	q.mu.marks = append(q.mu.marks, pendingMark{at: q.mu.pushed, Mark: m})
+	q.mu.before, q.mu.last = q.mu.last, m
+}
+
+// Oldest returns the Seq of the oldest mark Done has not reported yet, or
+// math.MaxUint64 if there is none. It takes no lock. Memory order: the Done
+// that reports a mark stores the new value before it returns, and a mark is
+// counted from the write that records it, before that write returns; so a
+// load that returns more than s happens after the Done that reported every
+// mark up to s, and after everything its caller did before that Done. Any
+// goroutine.
+func (q *Queue) Oldest() uint64 { return q.oldest.Load() }
+
+// OldestMark returns the oldest mark Done has not reported yet.
+func (q *Queue) OldestMark() (Mark, bool) {
+	h := q.Hold()
+	defer h.Release()
+	return h.Oldest()
+}
+
+// RecentMark returns the mark numbered seq if it is one of the two newest
+// marks given to the queue, reported or not.
+func (q *Queue) RecentMark(seq uint64) (Mark, bool) {
+	h := q.Hold()
+	defer h.Release()
+	return h.Recent(seq)
+}
+
+// LastMark returns the newest mark given to the queue, reported or not.
+func (q *Queue) LastMark() (Mark, bool) {
+	h := q.Hold()
+	defer h.Release()
+	return q.mu.last, q.mu.last.Seq != 0
+}
+
+// HeldMarks reads a queue's marks while Hold keeps them still: its writers and
+// its consumer wait until Release. A caller that needs several queues' marks
+// at one instant holds them all, always in the same order, and only where no
+// goroutine it waits for may be holding one (the pipeline does it under a
+// mutex of its own, with no queue held by the waiters).
+type HeldMarks struct{ q *Queue }
+
+// Hold takes the queue's mutex. Any goroutine; Release soon.
+func (q *Queue) Hold() HeldMarks {
+	q.mu.Lock()
+	return HeldMarks{q}
+}
+
+// Release ends the hold.
+func (h HeldMarks) Release() { h.q.mu.Unlock() }
+
+// Oldest is OldestMark.
+func (h HeldMarks) Oldest() (Mark, bool) {
+	if len(h.q.mu.marks) == 0 {
+		return Mark{}, false
+	}
+	return h.q.mu.marks[0].Mark, true
+}
+
+// Recent is RecentMark.
+func (h HeldMarks) Recent(seq uint64) (Mark, bool) {
+	switch {
+	case seq == 0:
+	case h.q.mu.last.Seq == seq:
+		return h.q.mu.last, true
+	case h.q.mu.before.Seq == seq:
+		return h.q.mu.before, true
+	}
+	return Mark{}, false
 }
 
 // existsAfterPendingLocked reports the state key will have once everything
@@ -319,13 +465,15 @@ func stateAfter(d cache.Delta) newest {
 }
 
 // appendLocked adds a delta to key's list, collapsing duplicate deletions. e
-// is the key's entry, nil if it has none.
+// is the key's entry, nil if it has none; p is the delta's place in the
+// stream.
 // REQUIRES: q.mu held.
-func (q *Queue) appendLocked(key string, e *entry, d cache.Delta) {
+func (q *Queue) appendLocked(key string, e *entry, d cache.Delta, p place) {
 	if e == nil {
 		e = q.newEntryLocked(key)
 	}
 	if e.queued {
+		e.lastPos = max(e.lastPos, p.pos)
 		if last := e.last(); d.Type == cache.Deleted && last.Type == cache.Deleted {
 			if _, tomb := last.Object.(cache.DeletedFinalStateUnknown); tomb {
 				*last = d // keep the deletion that carries the real final state
@@ -335,6 +483,7 @@ func (q *Queue) appendLocked(key string, e *entry, d cache.Delta) {
 		e.more = append(e.more, d)
 	} else {
 		e.first, e.queued = d, true
+		e.firstPos, e.lastPos, e.firstMarked = p.pos, p.pos, p.marked
 		q.mu.order = append(q.mu.order, e)
 		q.mu.pushed++
 	}
@@ -360,25 +509,62 @@ func (q *Queue) newEntryLocked(key string) *entry {
 
 // Pop moves up to limit queued keys (at least one) into dst and marks them in
 // flight. It never blocks; it returns dst unchanged when nothing is queued.
-// Every Pop must be followed by Done with the same items before the next Pop.
-// The items' Deltas are valid until the next Pop. Consumer only.
+// Every Pop (or PopSegment) must be followed by Done with the same items
+// before the next one. The items' Deltas are valid until the next Pop. Consumer
+// only.
 func (q *Queue) Pop(dst []Item, limit int) []Item {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	live := q.mu.order[q.mu.head:]
+	return q.popLocked(dst, min(max(limit, 1), len(live)))
+}
+
+// PopSegment is Pop, except that after limit keys it goes on taking keys
+// until the batch is a segment of the stream: with p the largest Item.Pos of
+// the batch, every marked write up to p that is queued is in the batch, and
+// none of the keys left has a marked write at or before p. So once the batch
+// is Done, every mark up to p has been reported (Oldest() > p), and a
+// Replace's part is taken whole. The batch may hold many more than limit
+// keys: a Replace's part, or a key written over and over while queued, draws
+// in every key queued behind it. Consumer only.
+func (q *Queue) PopSegment(dst []Item, limit int) []Item {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	live := q.mu.order[q.mu.head:]
+	n := min(max(limit, 1), len(live))
+	var p uint64
+	for _, e := range live[:n] {
+		p = max(p, e.lastPos)
+	}
+	// Entries are in order of their first delta, and an entry's first
+	// position only grows along the order (an unmarked delta counts at the
+	// newest mark before it, a marked one at its own, larger, Seq), so the
+	// first entry beyond p ends the segment. Only its own marked write can
+	// sit at p exactly: a Replace's other keys, which belong in the batch.
+	for n < len(live) && (live[n].firstPos < p || live[n].firstPos == p && live[n].firstMarked) {
+		p = max(p, live[n].lastPos)
+		n++
+	}
+	return q.popLocked(dst, n)
+}
+
+// popLocked moves the first n queued keys into dst. REQUIRES: q.mu held.
+func (q *Queue) popLocked(dst []Item, n int) []Item {
 	clear(q.mu.popped) // drop the last Pop's objects
 	buf := q.mu.popped[:0]
 	live := q.mu.order[q.mu.head:]
-	n := min(max(limit, 1), len(live))
 	first := len(dst)
 	for i, e := range live[:n] {
 		k := e.len()
 		buf = append(append(buf, e.first), e.more...)
+		pos := e.lastPos
 		e.after, e.flying, e.queued = stateAfter(buf[len(buf)-1]), true, false
+		e.firstPos, e.lastPos, e.firstMarked = 0, 0, false
 		e.first = cache.Delta{}
 		clear(e.more)
 		e.more = e.more[:0]
 		q.mu.deltas -= k
-		dst = append(dst, Item{Key: e.key, Deltas: buf[len(buf)-k:], Initial: i < q.mu.initial, entry: e})
+		dst = append(dst, Item{Key: e.key, Deltas: buf[len(buf)-k:], Initial: i < q.mu.initial, Pos: pos, entry: e})
 	}
 	// Point the items into the final buffer (appending may have moved it),
 	// each capped so that appending to one cannot overwrite the next.
@@ -436,9 +622,35 @@ func (q *Queue) Done(items []Item) (Mark, bool) {
 	for ; i < len(q.mu.marks) && q.mu.marks[i].at <= q.mu.done; i++ {
 		last, ok = q.mu.marks[i].Mark, true
 	}
-	q.mu.marks = q.mu.marks[i:]
+	if ok {
+		q.dropMarksLocked(i)
+	}
 	q.checkSyncedLocked()
 	return last, ok
+}
+
+// dropMarksLocked removes the n oldest pending marks and publishes the new
+// oldest (see Oldest).
+// REQUIRES: q.mu held.
+func (q *Queue) dropMarksLocked(n int) {
+	marks := q.mu.marks
+	clear(marks[:n]) // their strings
+	if rest := len(marks) - n; rest == 0 {
+		q.mu.marks = marks[:0]
+	} else if n >= rest { // move the live tail to the front rather than let the slice creep
+		q.mu.marks = marks[:copy(marks, marks[n:])]
+		clear(marks[len(q.mu.marks):])
+	} else {
+		q.mu.marks = marks[n:]
+	}
+	if cap(q.mu.marks) > shrinkAbove && len(q.mu.marks) < cap(q.mu.marks)/8 {
+		q.mu.marks = append([]pendingMark(nil), q.mu.marks...)
+	}
+	if len(q.mu.marks) == 0 {
+		q.oldest.Store(math.MaxUint64)
+	} else {
+		q.oldest.Store(q.mu.marks[0].Seq)
+	}
 }
 
 // releaseLocked keeps e, which left the queue, for reuse.

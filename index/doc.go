@@ -14,8 +14,9 @@
 //
 //	s, err := index.NewSharded(8, shardOf, cache.DeletionHandlingMetaNamespaceKeyFunc,
 //		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
-//	// writer side (the pipeline): s.Partition(shardOf(key)).Upsert(key, obj), Delete, Replace,
-//	// SetSyncMark(s.NextSyncMark(), rv) once the changes before rv are applied;
+//	// writer side (the pipeline): s.Partition(shardOf(key)).Upsert(key, obj), Delete, Replace;
+//	// SetSyncMark(s.NextSyncMark(), rv) once the changes before rv are applied (for
+//	// LastStoreSyncResourceVersion; the pipeline keeps its own store watermark instead);
 //	// reader side: any cache.Indexer method, or corev1listers.NewPodLister(s).
 //
 // # Layout

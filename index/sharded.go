@@ -199,8 +199,8 @@ func (s *Sharded) Replace(list []any, resourceVersion string) error {
 func (s *Sharded) Resync() error { return nil }
 
 // Bookmark records a new sync mark for rv on every partition, asserting that every change up to rv
-// has been applied. (The pipeline instead sends marks through the shard queues so that each
-// partition records one after applying the changes before it.)
+// has been applied. (The pipeline does not use sync marks: its informer's GetIndexer answers
+// LastStoreSyncResourceVersion from its own store watermark.)
 func (s *Sharded) Bookmark(rv string) {
 	seq := s.NextSyncMark()
 	for _, p := range s.parts {

@@ -50,7 +50,10 @@ type impl struct {
 	// block: a full ring makes the shard wait for the handler, so a held
 	// handler holds up the shard's other handlers and its sync (doc.go, Block).
 	block bool
-	opts  []pipeline.Option
+	// relaxed: WithRelaxedOrder, without client-go's cross-key order
+	// (CrossShardOrder asserts the documented difference).
+	relaxed bool
+	opts    []pipeline.Option
 }
 
 // newOurs builds our informer with the impl's options plus extra ones.
@@ -87,7 +90,13 @@ var impls = append([]impl{
 	// Buffer with a budget of 3 notifications: episodes of coalescing start
 	// and end within the tests.
 	shardinformer("shards=4/ring=2/budget=3", false, false, pipeline.WithShards(4), pipeline.WithRingCapacity(2), pipeline.WithBacklogBudget(3)),
+	relaxed(shardinformer("shards=4/relaxed", true, false, pipeline.WithShards(4), pipeline.WithRelaxedOrder())),
 }, tinyRings()...)
+
+func relaxed(im impl) impl {
+	im.relaxed = true
+	return im
+}
 
 // tinyRings exercises the overflow path under each policy: rings of two.
 // Every policy but Coalesce delivers every notification (Buffer stays within
@@ -127,6 +136,9 @@ var conformanceTests = []conformanceTest{
 	{name: "WatchErrorHandler", listModes: true, run: testWatchErrorHandler},
 	{name: "RunTwiceAndStop", run: testRunTwiceAndStop},
 	{name: "SlowHandlerGetsEveryEvent", run: testSlowHandlerGetsEveryEvent},
+	{name: "CrossShardOrder", run: testCrossShardOrder},
+	{name: "LastStoreSyncResourceVersion", listModes: true, run: testLastStoreSyncResourceVersion},
+	{name: "IsStoppedTiming", run: testIsStoppedTiming},
 
 	// shardinformer only (conformance_ours_test.go).
 	{name: "ParallelPerKeyOrder", oursOnly: true, run: testParallelPerKeyOrder},

@@ -42,7 +42,9 @@ type Informer struct {
 	defaultResync time.Duration
 	router        shards.Router
 	indexer       *index.Sharded
+	store         *storeView // what GetStore and GetIndexer return
 	shards        []*shard
+	wm            watermark
 	synced        chan struct{} // closed once every shard's initial list is applied
 	// mutations is client-go's cache mutation detector: a no-op unless
 	// KUBE_CACHE_MUTATION_DETECTOR=true, when it keeps a deep copy of every
@@ -57,12 +59,14 @@ type Informer struct {
 
 	mu struct {
 		sync.Mutex
-		started, stopped  bool
-		listeners         []*listener
-		transform         cache.TransformFunc
-		watchErrorHandler cache.WatchErrorHandlerWithContext
-		resyncCheckPeriod time.Duration
-		reflector         *cache.Reflector
+		// stopping: ctx is done; stopped: the reflector and the drain
+		// goroutines have exited too (IsStopped).
+		started, stopping, stopped bool
+		listeners                  []*listener
+		transform                  cache.TransformFunc
+		watchErrorHandler          cache.WatchErrorHandlerWithContext
+		resyncCheckPeriod          time.Duration
+		reflector                  *cache.Reflector
 	}
 }
 
@@ -118,11 +122,38 @@ func New(lw cache.ListerWatcher, exampleObject runtime.Object, defaultEventHandl
 	inf.mutations = cache.NewCacheMutationDetector(inf.name)
 	inf.mu.resyncCheckPeriod = defaultEventHandlerResyncPeriod
 	for i := range cfg.shards {
-		s := &shard{id: i, inf: inf, part: indexer.Partition(i), bell: doorbell.New(), inline: cfg.policy != Block}
+		s := &shard{id: i, inf: inf, part: indexer.Partition(i), bell: doorbell.New(),
+			inline: cfg.policy != Block, late: cfg.policy == Block && !cfg.relaxed}
 		s.own.items = make([]fifo.Item, 0, cfg.batchSize)
 		inf.shards = append(inf.shards, s)
 	}
+	inf.wm.shards = inf.shards
+	inf.store = &storeView{Sharded: indexer, inf: inf}
 	return inf, nil
+}
+
+// storeView is the cache as GetStore and GetIndexer return it: the shards'
+// index.Sharded, with client-go's LastStoreSyncResourceVersion.
+type storeView struct {
+	*index.Sharded
+	inf *Informer
+}
+
+// LastStoreSyncResourceVersion implements cache.Store as client-go's
+// informer store does (client-go 1.36+, with its default AtomicFIFO): the
+// resource version of the newest write applied to the store, where a watch
+// event's write is its object's version, a relist's the list's and a
+// bookmark's its own, and a resync changes nothing. Ours names the write at
+// the store watermark: every write up to it is in the cache, in every shard.
+// "" before the first write is applied.
+func (v *storeView) LastStoreSyncResourceVersion() string {
+	v.inf.mu.Lock()
+	started := v.inf.mu.started
+	v.inf.mu.Unlock()
+	if !started {
+		return ""
+	}
+	return v.inf.wm.resourceVersion()
 }
 
 // AddEventHandler implements cache.SharedInformer.
@@ -175,6 +206,9 @@ func (inf *Informer) addListener(handler cache.ResourceEventHandler, workers int
 	}
 	l.resyncPeriod = resync
 	l.nextResync = time.Now().Add(resync)
+	if inf.mu.stopping {
+		l.releaseProducers()
+	}
 	inf.mu.listeners = append(inf.mu.listeners, l)
 	if !inf.mu.started {
 		for _, s := range inf.shards {
@@ -262,12 +296,12 @@ func (inf *Informer) RemoveEventHandler(handle cache.ResourceEventHandlerRegistr
 }
 
 // GetStore implements cache.SharedInformer.
-func (inf *Informer) GetStore() cache.Store { return inf.indexer }
+func (inf *Informer) GetStore() cache.Store { return inf.store }
 
 // GetIndexer implements cache.SharedIndexInformer. The indexer may be read
 // from any goroutine; readers never block the shards' writers for more than
 // one map operation.
-func (inf *Informer) GetIndexer() cache.Indexer { return inf.indexer }
+func (inf *Informer) GetIndexer() cache.Indexer { return inf.store }
 
 // AddIndexers implements cache.SharedIndexInformer; it may be called before or
 // after Run.
@@ -292,6 +326,13 @@ func (inf *Informer) Run(stopCh <-chan struct{}) {
 // RunWithContext implements cache.SharedInformer. It starts the reflector, one
 // drain goroutine per shard and the listener workers, and returns once ctx is
 // done and every goroutine it started has exited.
+//
+// Stopping follows client-go: when ctx is done the queues close and the
+// producers stop waiting for listeners (Block); once the reflector and the
+// drain goroutines have exited (client-go: once its controller has
+// returned), the informer counts as stopped (IsStopped, no new handlers);
+// then the listeners stop, and RunWithContext returns when their workers have
+// left the handlers.
 func (inf *Informer) RunWithContext(ctx context.Context) {
 	defer utilruntime.HandleCrashWithContext(ctx)
 	logger := klog.FromContext(ctx)
@@ -301,26 +342,42 @@ func (inf *Informer) RunWithContext(ctx context.Context) {
 		return
 	}
 
-	var wg sync.WaitGroup
+	var controller, others sync.WaitGroup
 	for _, s := range inf.shards {
-		wg.Go(func() { s.run(ctx) })
+		controller.Go(func() { s.run(ctx) })
 	}
-	wg.Go(func() { inf.watchSynced(ctx) })
-	wg.Go(func() { inf.mutations.Run(ctx.Done()) })
-	wg.Go(func() { inf.runReflector(ctx, reflector) })
+	controller.Go(func() { inf.runReflector(ctx, reflector) })
+	others.Go(func() { inf.watchSynced(ctx) })
+	others.Go(func() { inf.mutations.Run(ctx.Done()) })
 
 	<-ctx.Done()
+	for _, s := range inf.shards {
+		s.queue.Close()
+	}
+	inf.mu.Lock()
+	inf.mu.stopping = true // listeners added from here on do not hold producers up either
+	for _, l := range inf.mu.listeners {
+		l.releaseProducers() // drain goroutines waiting for ring space under Block
+	}
+	inf.mu.Unlock()
+	controller.Wait()
+
 	inf.mu.Lock()
 	inf.mu.stopped = true // no new listeners from here on
 	listeners := inf.mu.listeners
 	inf.mu.Unlock()
+	// Listeners added or removed after the drain goroutines' last look: a
+	// new one gets the cache contents, as client-go's does until its
+	// processor stops.
 	for _, s := range inf.shards {
-		s.queue.Close()
+		s.own.Lock()
+		s.applyControl()
+		s.own.Unlock()
 	}
 	for _, l := range listeners {
-		l.stop(true) // also releases drain goroutines blocked under Block
+		l.stop(true)
 	}
-	wg.Wait()
+	others.Wait()
 	// Every listener's workers, including those of listeners removed earlier
 	// whose handler call was still under way.
 	inf.goroutines.Wait()
@@ -472,7 +529,10 @@ func (inf *Informer) SetTransform(handler cache.TransformFunc) error {
 	return nil
 }
 
-// IsStopped implements cache.SharedInformer.
+// IsStopped implements cache.SharedInformer. As client-go's, it turns true
+// once the informer has stopped writing the cache (the reflector and the drain
+// goroutines have exited after ctx was done), before the handlers' goroutines
+// have (RunWithContext returns after those).
 func (inf *Informer) IsStopped() bool {
 	inf.mu.Lock()
 	defer inf.mu.Unlock()

@@ -12,12 +12,17 @@ import (
 // a cache.DeletedFinalStateUnknown, and old the object the cache held (nil if
 // none), which the listener was last told about: a coalesced overflow that
 // starts with the delete needs it (pending).
+//
+// pos is the stream position the notification's write brought the store to
+// (fifo.Item.Pos); a worker delivers it only once the store watermark has
+// reached it (0 under WithRelaxedOrder: at once).
 type notification struct {
 	kind    EventKind
 	initial bool // add from the initial list (isInInitialList)
 	key     string
 	old     any
 	obj     any
+	pos     uint64
 }
 
 func (n notification) dispatch(h cache.ResourceEventHandler) {

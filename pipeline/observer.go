@@ -10,15 +10,18 @@ import "time"
 // implement only some of them. Gauges (queue and ring depths, cached objects)
 // are not pushed; read them with (*Informer).Stats.
 type Observer interface {
-	// BatchApplied is called by a shard's drain goroutine after each batch.
+	// BatchApplied is called after each batch by the goroutine holding the
+	// shard's drain role (doc.go): its drain goroutine, or the reflector
+	// goroutine or a listener worker applying a batch in its place. Calls for
+	// one shard are never concurrent; so for Overflowed and Coalescing(true).
 	BatchApplied(shard int, b BatchStats)
-	// Overflowed is called by a shard's drain goroutine when notifications for
+	// Overflowed is called by a shard's drain role when notifications for
 	// a listener did not fit its ring: n went to overflow, of which merged were
 	// folded into a notification already waiting for the same key.
 	Overflowed(listener string, n, merged int)
 	// Coalescing is called when a listener starts merging its overflow per
 	// key (active: under Buffer, its backlog reached the budget; under
-	// Coalesce, a ring filled up), by the drain goroutine that found it so,
+	// Coalesce, a ring filled up), by the drain role that found it so,
 	// and when it stops (every merged notification has been handed to its
 	// workers), by a listener worker. Calls for one listener alternate,
 	// starting with true, and are never concurrent.

@@ -19,6 +19,7 @@ type config struct {
 	batchSize     int
 	observer      Observer
 	crashOnPanic  bool
+	relaxed       bool
 	name          string
 }
 
@@ -101,3 +102,17 @@ func WithCrashOnPanic() Option { return func(c *config) { c.crashOnPanic = true 
 // WithName names the informer in logs and in the reflector (default: the
 // example object's type).
 func WithName(name string) Option { return func(c *config) { c.name = name } }
+
+// WithRelaxedOrder gives up client-go's cross-key order for lower latency.
+// By default a handler receives a notification only once the cache holds
+// every write the watch stream made before it, in every shard, as with
+// client-go's single stream: once a handler has seen an object at resource
+// version R, listers return every object's state up to R (read-your-writes
+// clients such as controller-runtime's rely on it). With WithRelaxedOrder
+// each shard delivers as soon as it has applied its own writes: order per key
+// is unchanged, but a handler may see an object before the cache holds
+// objects of other shards written earlier, so a lister read right after a
+// notification can miss them (NotFound, or an older state), for as long as
+// those shards lag behind. LastStoreSyncResourceVersion is the same in both
+// modes.
+func WithRelaxedOrder() Option { return func(c *config) { c.relaxed = true } }

@@ -180,12 +180,13 @@ func (b *backlog) isCoalescing() bool {
 // notifications for a key cost one entry.
 type pending struct {
 	key     string
-	knew    bool // the listener held the key before
-	known   any  // the object it held (nil when only a tombstone without object says what it was)
-	tomb    any  // the first notification's delete object, when it was a delete
-	initial bool // the first notification was an initial-list add
-	exists  bool // the key exists after the latest notification
-	latest  any  // the latest object, or the final state for a delete
+	knew    bool   // the listener held the key before
+	known   any    // the object it held (nil when only a tombstone without object says what it was)
+	tomb    any    // the first notification's delete object, when it was a delete
+	initial bool   // the first notification was an initial-list add
+	exists  bool   // the key exists after the latest notification
+	latest  any    // the latest object, or the final state for a delete
+	pos     uint64 // the latest notification's position (notification.pos)
 }
 
 func newPending(n notification) pending {
@@ -214,6 +215,7 @@ func newPending(n notification) pending {
 func (p *pending) apply(n notification) {
 	p.exists = n.kind != KindDelete
 	p.latest = n.obj
+	p.pos = max(p.pos, n.pos)
 }
 
 // appendTo appends the notifications that take the listener from the state it
@@ -231,15 +233,15 @@ func (p *pending) appendTo(dst []notification) []notification {
 	case !p.knew && !p.exists:
 		return dst
 	case !p.knew:
-		return append(dst, notification{kind: KindAdd, key: p.key, obj: p.latest, initial: p.initial})
+		return append(dst, notification{kind: KindAdd, key: p.key, obj: p.latest, initial: p.initial, pos: p.pos})
 	case !p.exists:
-		return append(dst, notification{kind: KindDelete, key: p.key, obj: p.latest})
+		return append(dst, notification{kind: KindDelete, key: p.key, obj: p.latest, pos: p.pos})
 	case p.known == nil:
 		return append(dst,
-			notification{kind: KindDelete, key: p.key, obj: p.tomb},
-			notification{kind: KindAdd, key: p.key, obj: p.latest})
+			notification{kind: KindDelete, key: p.key, obj: p.tomb, pos: p.pos},
+			notification{kind: KindAdd, key: p.key, obj: p.latest, pos: p.pos})
 	}
-	return append(dst, notification{kind: KindUpdate, key: p.key, old: p.known, obj: p.latest})
+	return append(dst, notification{kind: KindUpdate, key: p.key, old: p.known, obj: p.latest, pos: p.pos})
 }
 
 // initialAdds counts the initial-list adds appendTo would produce (for

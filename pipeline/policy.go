@@ -29,8 +29,10 @@ const (
 	// Block applies backpressure: the shard waits until the handler frees a
 	// slot, and once the shard's queue holds 4×batch-size deltas the
 	// reflector waits too, so the pressure reaches the watch stream. Every
-	// notification is delivered, memory stays bounded, and a slow handler
-	// slows every handler fed by the same shard.
+	// notification is delivered, memory stays bounded (by the rings, the
+	// queues and one batch's notifications per shard, which a shard keeps
+	// until the batch is applied: a relist's part is one batch), and a slow
+	// handler slows every handler fed by the same shard.
 	Block
 	// Grow keeps every notification in an unbounded overflow, like client-go.
 	// Nothing is merged or delayed; memory grows with the backlog. It is

@@ -20,10 +20,20 @@ import (
 // The drain role (Pop and Done on the queue, every write to the partition,
 // the producer side of the outlets, the listeners slice) belongs to whoever
 // holds own: the shard's drain goroutine, which processes batches and parks
-// on bell when nothing is pending, or the reflector goroutine, which processes
-// its own write at once when it finds the drain goroutine parked (wrote).
-// The role moves between them only through own, so each write of the
-// partition and each ring push happens after the previous one.
+// on bell when nothing is pending, the reflector goroutine, which processes
+// its own write at once when it finds the drain goroutine parked (wrote), or
+// a listener worker waiting for the store watermark that this shard holds
+// back (worker.help). The role moves between them only through own, so each
+// write of the partition and each ring push happens after the previous one.
+//
+// Cross-key order (doc.go): unless WithRelaxedOrder, the drain role takes
+// segments of the stream (fifo.Queue.PopSegment), stamps every notification
+// with the position of its write, and reports the batch Done, which moves
+// the shard's part of the store watermark, before it publishes the batch's
+// notifications to the workers (flushRings), so that they wait, if at all,
+// only for other shards. Under Block it pushes them only after Done as well:
+// a push may wait for a worker, and a worker waits for the watermark, which
+// must not wait for that push.
 type shard struct {
 	id     int
 	inf    *Informer
@@ -31,10 +41,16 @@ type shard struct {
 	queue  *fifo.Queue        // set by Run
 	bell   *doorbell.Doorbell // the drain goroutine parks on it; rung after every write to the queue and every control request
 	inline bool               // the reflector may process an idle shard's writes itself (not under Block)
+	late   bool               // push a batch's notifications only after Done (strict order under Block)
 
 	own struct {
 		sync.Mutex
-		items []fifo.Item // the batch buffer
+		items    []fifo.Item // the batch buffer
+		deferred []deferred  // under late: the batch's notifications, pushed after Done
+		// high is the newest position the partition has applied (the
+		// largest Item.Pos so far): every write of the shard up to it is
+		// in the partition, which a joining listener's adds need.
+		high uint64
 	}
 
 	// Guarded by own once Run has started; before that, by inf.mu.
@@ -46,12 +62,18 @@ type shard struct {
 	}
 }
 
+// deferred is a notification kept until its batch is Done (shard.late).
+type deferred struct {
+	n      notification
+	resync bool
+}
+
 // shardListener is a listener as one shard sees it: one outlet per worker.
 type shardListener struct {
 	l       *listener
 	outlets []*outlet
 	// For the current batch: overflow counts, and the change in initial-list
-	// adds waiting (added to l.outstanding once per batch, in flush).
+	// adds waiting (added to l.outstanding once per batch, in account).
 	spilled, merged int
 	initial         int64
 }
@@ -148,7 +170,12 @@ func (s *shard) wrote(idle, mayYield bool) (inline, yielded bool) {
 func (s *shard) passLocked() (n int, woke bool) {
 	cfg := &s.inf.cfg
 	s.applyControl()
-	items := s.queue.Pop(s.own.items[:0], cfg.batchSize)
+	var items []fifo.Item
+	if cfg.relaxed {
+		items = s.queue.Pop(s.own.items[:0], cfg.batchSize)
+	} else {
+		items = s.queue.PopSegment(s.own.items[:0], cfg.batchSize)
+	}
 	var start time.Time
 	if s.inf.timed && len(items) > 0 {
 		start = time.Now()
@@ -168,19 +195,36 @@ func (s *shard) passLocked() (n int, woke bool) {
 			s.apply(&chunk[i], &st)
 		}
 	}
-	woke = s.flush()
-	if m, ok := s.queue.Done(items); ok {
-		s.part.SetSyncMark(m.Seq, m.RV)
+	// Count initial-list adds before the queue may report the shard synced
+	// (Done) and before the consumers can see them (flushRings).
+	s.account()
+	s.queue.Done(items)
+	s.inf.wm.advanced()
+	if len(s.own.deferred) > 0 {
+		for _, d := range s.own.deferred {
+			s.publish(d.n, d.resync, true)
+		}
+		clear(s.own.deferred)
+		s.own.deferred = s.own.deferred[:0]
+		if cap(s.own.deferred) > 4*cfg.batchSize { // a Replace's part: do not pin it
+			s.own.deferred = nil
+		}
+		s.account()
 	}
-	if len(items) > 0 {
+	woke = s.flushRings()
+	n = len(items)
+	if n > 0 {
 		clear(items)
 		if s.inf.timed {
 			st.Duration = time.Since(start)
 			cfg.observer.BatchApplied(s.id, st)
 		}
 	}
+	if cap(items) > 4*cfg.batchSize { // a Replace's part: do not pin it
+		items = nil
+	}
 	s.own.items = items[:0]
-	return len(items), woke
+	return n, woke
 }
 
 // apply writes one key's deltas to the partition and publishes a notification
@@ -188,6 +232,11 @@ func (s *shard) passLocked() (n int, woke bool) {
 // an update, absent an add; a delete is published even when the cache did not
 // hold the key.
 func (s *shard) apply(it *fifo.Item, st *BatchStats) {
+	var pos uint64
+	if !s.inf.cfg.relaxed {
+		pos = it.Pos
+		s.own.high = max(s.own.high, pos)
+	}
 	for _, d := range it.Deltas {
 		switch d.Type {
 		case cache.Sync, cache.Replaced, cache.Added, cache.Updated:
@@ -199,35 +248,54 @@ func (s *shard) apply(it *fifo.Item, st *BatchStats) {
 			}
 			if existed {
 				st.Updates++
-				s.publish(notification{kind: KindUpdate, key: it.Key, old: old, obj: d.Object}, isResync(old, oldStamp, d.Object, stamp))
+				s.emit(notification{kind: KindUpdate, key: it.Key, old: old, obj: d.Object, pos: pos}, isResync(old, oldStamp, d.Object, stamp))
 			} else {
 				st.Adds++
-				s.publish(notification{kind: KindAdd, key: it.Key, obj: d.Object, initial: it.Initial}, false)
+				s.emit(notification{kind: KindAdd, key: it.Key, obj: d.Object, initial: it.Initial, pos: pos}, false)
 			}
 		case cache.Deleted:
 			old, _ := s.part.Delete(it.Key)
 			st.Deletes++
-			s.publish(notification{kind: KindDelete, key: it.Key, old: old, obj: d.Object}, false)
+			s.emit(notification{kind: KindDelete, key: it.Key, old: old, obj: d.Object, pos: pos}, false)
+		}
+	}
+}
+
+// emit publishes n now, or, under late, keeps it for after Done; an
+// initial-list add (never a resync: every listener gets it) is counted for
+// every listener at once, since account runs before Done.
+func (s *shard) emit(n notification, resync bool) {
+	if !s.late {
+		s.publish(n, resync, false)
+		return
+	}
+	s.own.deferred = append(s.own.deferred, deferred{n: n, resync: resync})
+	if i := int64(initialOf(n)); i != 0 {
+		for _, sl := range s.listeners {
+			sl.initial += i
 		}
 	}
 }
 
 // publish pushes n to every listener; a resync (an update that does not change
-// the resource version) only to listeners whose resync is due.
-func (s *shard) publish(n notification, resync bool) {
+// the resource version) only to listeners whose resync is due. counted: an
+// initial-list add was counted already (emit).
+func (s *shard) publish(n notification, resync, counted bool) {
 	for _, sl := range s.listeners {
 		if resync && !sl.l.syncing.Load() {
 			continue
 		}
-		s.pushTo(sl, n)
+		s.pushTo(sl, n, counted)
 	}
 }
 
-func (s *shard) pushTo(sl *shardListener, n notification) {
-	sl.initial += int64(initialOf(n))
-	// Under Block the push waits on the listener's context, which is cancelled
-	// when the listener is removed or the informer stops.
-	p := sl.outlets[sl.l.workerFor(n.key)].push(sl.l.ctx, n)
+func (s *shard) pushTo(sl *shardListener, n notification, counted bool) {
+	if !counted {
+		sl.initial += int64(initialOf(n))
+	}
+	// Under Block the push waits on the listener's push context, which is
+	// cancelled when the listener is removed or the informer stops.
+	p := sl.outlets[sl.l.workerFor(n.key)].push(sl.l.pushCtx, n)
 	if p.spilled {
 		sl.spilled++
 		if p.merged {
@@ -237,18 +305,25 @@ func (s *shard) pushTo(sl *shardListener, n notification) {
 	sl.initial += int64(p.initialDelta)
 }
 
-// flush publishes every touched outlet once and wakes parked workers; it
-// reports whether it woke one.
-func (s *shard) flush() (woke bool) {
+// account adds the batch's initial-list adds to each listener's outstanding
+// count (for HasSynced), before the queue may report the shard synced and
+// before the consumers can see the adds in the rings. Overflowed ones they
+// may handle earlier: the count dips below its true value only while the
+// informer (or, for a late listener, its join) has not synced, when HasSynced
+// is false anyway.
+func (s *shard) account() {
 	for _, sl := range s.listeners {
-		// Count initial-list adds before the consumer can see them in the
-		// rings. Overflowed ones it may handle earlier: the count dips below
-		// its true value only while the informer (or, for a late listener,
-		// its join) has not synced, when HasSynced is false anyway.
 		if sl.initial != 0 {
 			sl.l.addOutstanding(sl.initial)
 			sl.initial = 0
 		}
+	}
+}
+
+// flushRings publishes every touched outlet once and wakes parked workers; it
+// reports whether it woke one.
+func (s *shard) flushRings() (woke bool) {
+	for _, sl := range s.listeners {
 		for i, o := range sl.outlets {
 			if o.flush() && sl.l.workers[i].wake() {
 				woke = true
@@ -275,13 +350,16 @@ func (s *shard) applyControl() {
 	s.ctl.join, s.ctl.remove = nil, nil
 	s.ctl.Unlock()
 	for _, l := range join {
+		// The partition holds every write of the shard up to high (and
+		// none after it): the adds wait for the other shards to get there.
 		sl := newShardListener(s.id, l)
 		s.part.Range(func(key string, obj any) bool {
-			s.pushTo(sl, notification{kind: KindAdd, key: key, obj: obj, initial: true})
+			s.pushTo(sl, notification{kind: KindAdd, key: key, obj: obj, initial: true, pos: s.own.high}, false)
 			return true
 		})
 		s.listeners = append(s.listeners, sl)
-		s.flush()
+		s.account()
+		s.flushRings()
 		l.joinsPending.Add(-1)
 		l.checkSynced()
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/shardinformer/shardinformer/fifo"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -14,12 +15,22 @@ import (
 // shard's drain goroutine, or, for a watch event reaching an idle shard,
 // processes it at once (shard.wrote). Only the reflector goroutine (and its
 // resync goroutine, for Resync) call it.
+//
+// It numbers the writes for the store watermark (watermark.go): each Add,
+// Update, Delete, Replace and Bookmark that reaches the queues takes the next
+// position and is queued with a fifo.Mark carrying it, its resource version
+// (the object's, or the list's or bookmark's: what client-go's store records
+// as LastStoreSyncResourceVersion) and the previous write's. A write the
+// queue rejects takes no position. Resync's Sync deltas are not writes of the
+// stream and take none (client-go's store keeps its version on a resync too).
 type store struct {
 	inf       *Informer
 	transform cache.TransformFunc
 	// Reflector goroutine only.
 	idleSince    time.Time // when the last write started, or ended if it passed inline
 	noYieldUntil time.Time // inline passes do not yield before then (slowYield)
+	pos          uint64    // the last position handed out
+	rv           string    // the resource version of the write at pos
 }
 
 // inlineGap is how long the reflector must have waited for a watch event for
@@ -47,11 +58,32 @@ var (
 	_ cache.TransformingStore      = (*store)(nil)
 )
 
-func (s *store) Add(obj any) error    { return s.route(obj, (*fifo.Queue).Add) }
-func (s *store) Update(obj any) error { return s.route(obj, (*fifo.Queue).Update) }
-func (s *store) Delete(obj any) error { return s.route(obj, (*fifo.Queue).Delete) }
+func (s *store) Add(obj any) error    { return s.route(obj, cache.Added) }
+func (s *store) Update(obj any) error { return s.route(obj, cache.Updated) }
+func (s *store) Delete(obj any) error { return s.route(obj, cache.Deleted) }
 
-func (s *store) route(obj any, write func(*fifo.Queue, string, any) error) error {
+// next returns the mark of the next write, which brings the store to rv.
+func (s *store) next(rv string) fifo.Mark {
+	return fifo.Mark{Seq: s.pos + 1, RV: rv, Before: s.rv}
+}
+
+// issued records that the write marked m has been queued, in shard's queue
+// (-1: in every queue).
+func (s *store) issued(m fifo.Mark, shard int) {
+	s.pos, s.rv = m.Seq, m.RV
+	s.inf.wm.issue(m.Seq, shard)
+}
+
+// rvOf returns obj's resource version, or the store's current one for an
+// object without metadata (client-go's store keeps its version then).
+func (s *store) rvOf(obj any) string {
+	if m, err := meta.Accessor(obj); err == nil {
+		return m.GetResourceVersion()
+	}
+	return s.rv
+}
+
+func (s *store) route(obj any, t cache.DeltaType) error {
 	// One clock read per event: the gap runs from the previous write's start,
 	// which differs from its end by far less than inlineGap, except after an
 	// inline pass (which may have yielded), whose end is read again below.
@@ -64,8 +96,13 @@ func (s *store) route(obj any, write func(*fifo.Queue, string, any) error) error
 		s.inf.cfg.observer.Dropped(err)
 		return err // the reflector logs it with the object
 	}
-	sh := s.inf.shards[s.inf.router.Of(key)]
-	err = stopping(write(sh.queue, key, obj))
+	i := s.inf.router.Of(key)
+	sh := s.inf.shards[i]
+	m := s.next(s.rvOf(obj))
+	if err = sh.queue.WriteAt(t, key, obj, m); err == nil {
+		s.issued(m, i)
+	}
+	err = stopping(err)
 	inline, yielded := sh.wrote(idle, now.After(s.noYieldUntil))
 	if inline {
 		s.idleSince = time.Now()
@@ -88,9 +125,9 @@ func stopping(err error) error {
 	return err
 }
 
-// Replace splits a full list by shard and queues each part, then a sync mark
-// at resourceVersion behind it. Objects without a key are left out and logged;
-// the rest is applied, so one bad object never blocks a relist.
+// Replace splits a full list by shard and queues each part, all of it one
+// write (one position, in every shard). Objects without a key are left out
+// and logged; the rest is applied, so one bad object never blocks a relist.
 func (s *store) Replace(list []any, resourceVersion string) error {
 	n := len(s.inf.shards)
 	parts := make([][]fifo.Keyed, n)
@@ -107,8 +144,9 @@ func (s *store) Replace(list []any, resourceVersion string) error {
 		i := s.inf.router.Of(key)
 		parts[i] = append(parts[i], fifo.Keyed{Key: key, Object: obj})
 	}
+	m := s.next(resourceVersion)
 	for i, sh := range s.inf.shards {
-		err := sh.queue.Replace(parts[i])
+		err := sh.queue.ReplaceAt(parts[i], m)
 		sh.bell.Ring()
 		if err != nil {
 			if errors.Is(err, fifo.ErrClosed) {
@@ -117,7 +155,7 @@ func (s *store) Replace(list []any, resourceVersion string) error {
 			errs = append(errs, err)
 		}
 	}
-	s.mark(resourceVersion)
+	s.issued(m, -1)
 	s.inf.cfg.observer.Relisted(len(list))
 	for _, err := range errs {
 		s.inf.dropped(fmt.Errorf("relist at resourceVersion %q: %w", resourceVersion, err))
@@ -135,18 +173,16 @@ func (s *store) Resync() error {
 	return errors.Join(errs...)
 }
 
-// Bookmark queues a sync mark at resourceVersion in every shard.
+// Bookmark queues a write that changes nothing but the store's resource
+// version, in every shard.
 func (s *store) Bookmark(resourceVersion string) error {
-	s.mark(resourceVersion)
-	return nil
-}
-
-func (s *store) mark(resourceVersion string) {
-	m := fifo.Mark{Seq: s.inf.indexer.NextSyncMark(), RV: resourceVersion}
+	m := s.next(resourceVersion)
 	for _, sh := range s.inf.shards {
 		sh.queue.Mark(m)
 		sh.bell.Ring()
 	}
+	s.issued(m, -1)
+	return nil
 }
 
 // Transformer lets the reflector transform objects it holds during WatchList.
