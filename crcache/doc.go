@@ -96,10 +96,8 @@
 // changed controller-runtime might — or the wire cannot serve it (an
 // option it refuses for the type). The informer's Stats().ListerWatcher
 // then says "controller-runtime list/watch (reason)", and each reason is
-// logged once per cache at klog V(2). (informers' restclient.Fallback is
-// internal to that tree; this package stays apart from it, keeping
-// controller-runtime out of informers' imports, and says whose list/watch
-// it is.) Should controller-runtime ever build its list/watch on another
+// logged once per cache at klog V(2) (internal/lwdesc, which the
+// factories' fallbacks use too). Should controller-runtime ever build its list/watch on another
 // HTTP client, the probe's list would be sent for real — one list of the
 // resource, answered, and taken as a reason to fall back.
 //

@@ -1,14 +1,11 @@
 package crcache
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -18,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	toolscache "k8s.io/client-go/tools/cache"
-	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	"github.com/shardinformer/shardinformer/apisim"
@@ -40,7 +36,7 @@ func (noWatchList) IsWatchListSemanticsUnSupported() bool { return true }
 // it syncs through it, keeps its WatchList choice, its Stats say why, and
 // each reason is logged once at V(2).
 func TestFallback(t *testing.T) {
-	logs := captureKlog(t, 2)
+	logs := testkit.CaptureKlog(t, 2)
 	s := fixture(t, apisim.PodOptions{})
 	cfg := s.RESTConfig()
 	newInformer, err := informers.NewInformerFunc()
@@ -99,7 +95,7 @@ func TestFallback(t *testing.T) {
 		if n := len(inf.GetIndexer().ListKeys()); n != tc.keys {
 			t.Errorf("%s: %d objects cached, want %d", tc.name, n, tc.keys)
 		}
-		if got := newFallback(tc.lw, "").IsWatchListSemanticsUnSupported(); got != tc.noWatchList {
+		if got := newFallback(tc.lw, "").(interface{ IsWatchListSemanticsUnSupported() bool }).IsWatchListSemanticsUnSupported(); got != tc.noWatchList {
 			t.Errorf("%s: the fallback's IsWatchListSemanticsUnSupported = %v, want %v", tc.name, got, tc.noWatchList)
 		}
 	}
@@ -240,35 +236,3 @@ func TestContentTypeOf(t *testing.T) {
 		}
 	}
 }
-
-// captureKlog sets klog's verbosity to v and collects its output until the
-// test ends.
-func captureKlog(t *testing.T, v int) (logs func() string) {
-	var fs flag.FlagSet
-	klog.InitFlags(&fs)
-	set := func(name, value string) {
-		if err := fs.Set(name, value); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var mu sync.Mutex
-	var buf bytes.Buffer
-	set("logtostderr", "false")
-	set("v", strconv.Itoa(v))
-	klog.SetOutput(writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return buf.Write(p) }))
-	t.Cleanup(func() {
-		klog.Flush()
-		set("v", "0")
-		set("logtostderr", "true")
-	})
-	return func() string {
-		klog.Flush()
-		mu.Lock()
-		defer mu.Unlock()
-		return buf.String()
-	}
-}
-
-type writerFunc func([]byte) (int, error)
-
-func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

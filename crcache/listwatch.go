@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/shardinformer/shardinformer/internal/lwdesc"
 	"github.com/shardinformer/shardinformer/wire"
 )
 
@@ -143,34 +144,10 @@ func (w *gvkWatch) Stop() {
 	<-w.exited
 }
 
-// fallback is controller-runtime's own list/watch, used because the wire
-// could not be (reason); its String says so, for pipeline.Stats. It keeps
-// the wrapped ListerWatcher's context methods and WatchList choice.
-// Immutable.
-type fallback struct {
-	cache.ListerWatcherWithContext
-	inner  cache.ListerWatcher
-	reason string
+// newFallback is controller-runtime's own list/watch, used because the
+// wire could not be (reason); its String says so, for pipeline.Stats:
+// "controller-runtime list/watch (reason)". It keeps the wrapped
+// ListerWatcher's context methods and WatchList choice.
+func newFallback(lw cache.ListerWatcher, reason string) cache.ListerWatcher {
+	return lwdesc.New(lw, "controller-runtime list/watch ("+reason+")")
 }
-
-func newFallback(lw cache.ListerWatcher, reason string) *fallback {
-	return &fallback{ListerWatcherWithContext: cache.ToListerWatcherWithContext(lw), inner: lw, reason: reason}
-}
-
-func (f *fallback) List(opts metav1.ListOptions) (runtime.Object, error) {
-	return f.ListWithContext(context.Background(), opts)
-}
-
-func (f *fallback) Watch(opts metav1.ListOptions) (watch.Interface, error) {
-	return f.WatchWithContext(context.Background(), opts)
-}
-
-// IsWatchListSemanticsUnSupported is the wrapped ListerWatcher's, false
-// (the reflector's default) if it has none.
-func (f *fallback) IsWatchListSemanticsUnSupported() bool {
-	u, ok := f.inner.(interface{ IsWatchListSemanticsUnSupported() bool })
-	return ok && u.IsWatchListSemanticsUnSupported()
-}
-
-// String is "controller-runtime list/watch (reason)".
-func (f *fallback) String() string { return "controller-runtime list/watch (" + f.reason + ")" }

@@ -10,7 +10,7 @@ import (
 	"github.com/shardinformer/shardinformer/apisim"
 	"github.com/shardinformer/shardinformer/informers"
 	"github.com/shardinformer/shardinformer/internal/testkit"
-	"github.com/shardinformer/shardinformer/pipeline"
+	"github.com/shardinformer/shardinformer/internal/testkit/ours"
 	"github.com/shardinformer/shardinformer/wire"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,15 +22,6 @@ import (
 )
 
 // listerWatcher is what the informer behind inf lists and watches through
-// (pipeline.Stats.ListerWatcher).
-func listerWatcher(t *testing.T, inf cache.SharedInformer) string {
-	t.Helper()
-	ours, ok := pipeline.Unwrap(inf)
-	if !ok {
-		t.Fatalf("informer %T is not ours", inf)
-	}
-	return ours.Stats().ListerWatcher
-}
 
 // Every typed accessor's informer lists and watches through the wire with
 // the diet, in the factory's namespace for namespaced types, on a real
@@ -48,7 +39,7 @@ func TestWireForEveryType(t *testing.T) {
 			want += " in ns1"
 		}
 		want += ": protobuf, "
-		got := listerWatcher(t, a.informer())
+		got := ours.ListerWatcher(t, a.informer())
 		if !strings.HasPrefix(got, want) || !strings.HasSuffix(got, ", diet (managedFields dropped, interned, compacted, shared)") {
 			t.Errorf("%s: lists and watches through %q, want %q… with the diet", a.path, got, want)
 		}
@@ -64,7 +55,7 @@ func TestFallbackToTypedClients(t *testing.T) {
 	f := informers.NewSharedInformerFactory(client, 0)
 	pods, nodes := f.Core().V1().Pods(), f.Core().V1().Nodes()
 	for _, inf := range []cache.SharedInformer{pods.Informer(), nodes.Informer()} {
-		if got, want := listerWatcher(t, inf), "client-go list/watch (*fake.Clientset has no REST client for v1)"; got != want {
+		if got, want := ours.ListerWatcher(t, inf), "client-go list/watch (*fake.Clientset has no REST client for v1)"; got != want {
 			t.Errorf("Stats().ListerWatcher = %q, want %q", got, want)
 		}
 	}
@@ -99,7 +90,7 @@ func TestWireOptions(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			f := informers.NewSharedInformerFactoryWithOptions(s.client, 0, append([]informers.SharedInformerOption{informers.WithWireOptions(wire.WithWorkers(2))}, c.opts...)...)
 			pods := f.Core().V1().Pods()
-			if got := listerWatcher(t, pods.Informer()); !strings.HasPrefix(got, c.lw) {
+			if got := ours.ListerWatcher(t, pods.Informer()); !strings.HasPrefix(got, c.lw) {
 				t.Errorf("Stats().ListerWatcher = %q, want %q…", got, c.lw)
 			}
 			start(t, f)

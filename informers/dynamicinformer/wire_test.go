@@ -8,7 +8,7 @@ import (
 
 	"github.com/shardinformer/shardinformer/informers/dynamicinformer"
 	"github.com/shardinformer/shardinformer/internal/testkit"
-	"github.com/shardinformer/shardinformer/pipeline"
+	"github.com/shardinformer/shardinformer/internal/testkit/ours"
 	"github.com/shardinformer/shardinformer/wire"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -18,16 +18,6 @@ import (
 	"k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/tools/cache"
 )
-
-// lwOf is what the informer behind inf lists and watches through.
-func lwOf(t *testing.T, inf cache.SharedIndexInformer) string {
-	t.Helper()
-	ours, ok := pipeline.Unwrap(inf)
-	if !ok {
-		t.Fatalf("informer %T is not ours", inf)
-	}
-	return ours.Stats().ListerWatcher
-}
 
 // managedWidget is a widget with managedFields, as the API server stores
 // objects written by field managers.
@@ -52,7 +42,7 @@ func TestFallbackToClient(t *testing.T) {
 		f := dynamicinformer.NewDynamicSharedInformerFactory(client, 0)
 		wInf, gInf := f.ForResource(widgets), f.ForResource(gadgets)
 		for _, gi := range []cache.SharedIndexInformer{wInf.Informer(), gInf.Informer()} {
-			if got, want := lwOf(t, gi), "client-go list/watch (*fake.FakeDynamicClient has no REST client)"; got != want {
+			if got, want := ours.ListerWatcher(t, gi), "client-go list/watch (*fake.FakeDynamicClient has no REST client)"; got != want {
 				t.Errorf("Stats().ListerWatcher = %q, want %q", got, want)
 			}
 		}
@@ -117,7 +107,7 @@ func TestWireOptions(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFactory(tc.config, tc.opts...)
 			gi := f.ForResource(widgets)
-			if got := lwOf(t, gi.Informer()); !strings.HasPrefix(got, tc.lw) {
+			if got := ours.ListerWatcher(t, gi.Informer()); !strings.HasPrefix(got, tc.lw) {
 				t.Errorf("Stats().ListerWatcher = %q, want %q…", got, tc.lw)
 			}
 			testkit.StartFactory(t, f)
@@ -173,7 +163,7 @@ func mutationChild(t *testing.T, role string) {
 	_, cfg, _ := newServer(t)
 	f := dynamicinformer.NewDynamicSharedInformerFactory(dynamicClient(t, cfg), 0)
 	gi := f.ForResource(widgets)
-	if lw := lwOf(t, gi.Informer()); !strings.HasPrefix(lw, "wire ") || !strings.Contains(lw, "diet (") {
+	if lw := ours.ListerWatcher(t, gi.Informer()); !strings.HasPrefix(lw, "wire ") || !strings.Contains(lw, "diet (") {
 		t.Fatalf("not on the wire with the diet: %s", lw)
 	}
 	t.Log("child on the wire")

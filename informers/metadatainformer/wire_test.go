@@ -6,23 +6,13 @@ import (
 
 	"github.com/shardinformer/shardinformer/informers/metadatainformer"
 	"github.com/shardinformer/shardinformer/internal/testkit"
-	"github.com/shardinformer/shardinformer/pipeline"
+	"github.com/shardinformer/shardinformer/internal/testkit/ours"
 	"github.com/shardinformer/shardinformer/wire"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/metadata/fake"
 	"k8s.io/client-go/tools/cache"
 )
-
-// lwOf is what the informer behind inf lists and watches through.
-func lwOf(t *testing.T, inf cache.SharedIndexInformer) string {
-	t.Helper()
-	ours, ok := pipeline.Unwrap(inf)
-	if !ok {
-		t.Fatalf("informer %T is not ours", inf)
-	}
-	return ours.Stats().ListerWatcher
-}
 
 func partial(apiVersion, kind, ns, name string) *metav1.PartialObjectMetadata {
 	return &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: apiVersion, Kind: kind},
@@ -45,7 +35,7 @@ func TestFallbackToClient(t *testing.T) {
 		f := metadatainformer.NewSharedInformerFactory(client, 0)
 		podInf, cmInf := f.ForResource(pods), f.ForResource(configMaps)
 		for _, gi := range []cache.SharedIndexInformer{podInf.Informer(), cmInf.Informer()} {
-			if got, want := lwOf(t, gi), "client-go list/watch (*fake.FakeMetadataClient has no REST client)"; got != want {
+			if got, want := ours.ListerWatcher(t, gi), "client-go list/watch (*fake.FakeMetadataClient has no REST client)"; got != want {
 				t.Errorf("Stats().ListerWatcher = %q, want %q", got, want)
 			}
 		}
@@ -98,7 +88,7 @@ func TestWireOptions(t *testing.T) {
 				t.Fatal(err)
 			}
 			gi := f.ForResource(pods)
-			if got := lwOf(t, gi.Informer()); !strings.HasPrefix(got, tc.lw) {
+			if got := ours.ListerWatcher(t, gi.Informer()); !strings.HasPrefix(got, tc.lw) {
 				t.Errorf("Stats().ListerWatcher = %q, want %q…", got, tc.lw)
 			}
 			testkit.StartFactory(t, f)

@@ -14,13 +14,10 @@
 package restclient
 
 import (
-	"context"
 	"reflect"
 	"unsafe"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
+	"github.com/shardinformer/shardinformer/internal/lwdesc"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
@@ -76,28 +73,5 @@ func field[T any, S any](p *S, name string) (T, bool) {
 // reason in its String (which pipeline.Stats shows): "client-go list/watch
 // (reason)". It keeps lw's context methods and WatchList choice.
 func Fallback(lw cache.ListerWatcher, reason string) cache.ListerWatcher {
-	return &fallback{ListerWatcherWithContext: cache.ToListerWatcherWithContext(lw), inner: lw, reason: reason}
+	return lwdesc.New(lw, "client-go list/watch ("+reason+")")
 }
-
-type fallback struct {
-	cache.ListerWatcherWithContext
-	inner  cache.ListerWatcher
-	reason string
-}
-
-func (f *fallback) List(opts metav1.ListOptions) (runtime.Object, error) {
-	return f.ListWithContext(context.Background(), opts)
-}
-
-func (f *fallback) Watch(opts metav1.ListOptions) (watch.Interface, error) {
-	return f.WatchWithContext(context.Background(), opts)
-}
-
-// IsWatchListSemanticsUnSupported is lw's, false if it has none (the
-// reflector's default).
-func (f *fallback) IsWatchListSemanticsUnSupported() bool {
-	u, ok := f.inner.(interface{ IsWatchListSemanticsUnSupported() bool })
-	return ok && u.IsWatchListSemanticsUnSupported()
-}
-
-func (f *fallback) String() string { return "client-go list/watch (" + f.reason + ")" }

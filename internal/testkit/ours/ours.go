@@ -3,6 +3,7 @@
 package ours
 
 import (
+	"testing"
 	"time"
 
 	"github.com/shardinformer/shardinformer/internal/testkit"
@@ -21,4 +22,15 @@ func Impl(name string, opts ...pipeline.Option) testkit.Impl {
 	return testkit.Impl{Name: full, Ours: true, New: func(lw cache.ListerWatcher, example runtime.Object, resync time.Duration, indexers cache.Indexers) cache.SharedIndexInformer {
 		return pipeline.NewSharedIndexInformer(lw, example, resync, indexers, opts...)
 	}}
+}
+
+// ListerWatcher is what our informer behind inf (pipeline.Unwrap) lists and
+// watches through, as its Stats say; it fails t if inf is not ours.
+func ListerWatcher(t testing.TB, inf cache.SharedInformer) string {
+	t.Helper()
+	o, ok := pipeline.Unwrap(inf)
+	if !ok {
+		t.Fatalf("informer %T is not ours", inf)
+	}
+	return o.Stats().ListerWatcher
 }
