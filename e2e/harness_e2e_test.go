@@ -139,12 +139,16 @@ func (h *harness) startInformers() {
 		r := &run{impl: im}
 		if im.factory != nil {
 			tap := &httpTap{}
-			client, media, err := informerClient(h.cl.RESTConfig(), h.sc.media, tap.wrap)
+			cfg, media := informerConfig(h.cl.RESTConfig(), h.sc.media, tap.wrap)
+			client, err := kubernetes.NewForConfig(cfg)
 			if err != nil {
 				h.t.Fatal(err)
 			}
 			r.lw, r.media = tap, media
-			r.inf = im.factory(client, h.ns, h.sc.media, h.tweak)
+			r.inf, err = im.factory(factoryArgs{client: client, cfg: cfg, ns: h.ns, media: h.sc.media, selector: h.sc.selector, tweak: h.tweak})
+			if err != nil {
+				h.t.Fatalf("%s: %v", im.name, err)
+			}
 		} else {
 			client, media, err := informerClient(h.cl.RESTConfig(), h.sc.media)
 			if err != nil {

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/shardinformer/shardinformer/wire"
@@ -31,10 +32,19 @@ type impl struct {
 	// server's objects without them.
 	diet bool
 	// factory, if not nil, builds the informer as a user's informer factory
-	// does, on client (whose transport the harness taps: httpTap), in
-	// namespace, for the scenario's media type and with tweak applied to
-	// every request; newInformer and wire are then unused.
-	factory func(client kubernetes.Interface, namespace, media string, tweak func(*metav1.ListOptions)) cache.SharedIndexInformer
+	// or cache does (factoryArgs); newInformer and wire are then unused.
+	factory func(factoryArgs) (cache.SharedIndexInformer, error)
+}
+
+// factoryArgs is what a factory impl builds its informer from: a clientset
+// on cfg, whose transport the harness taps (httpTap), the scenario's
+// namespace, media type and label selector, and tweak, which applies the
+// selector to a request's options.
+type factoryArgs struct {
+	client              kubernetes.Interface
+	cfg                 *rest.Config
+	ns, media, selector string
+	tweak               func(*metav1.ListOptions)
 }
 
 // handlerSpec is one handler registered on an impl's informer.
@@ -61,8 +71,8 @@ var impls = []impl{{
 }, {
 	// client-go's typed factory: the path of the import swap, for comparison.
 	name: "client-go/factory",
-	factory: func(c kubernetes.Interface, ns, _ string, tweak func(*metav1.ListOptions)) cache.SharedIndexInformer {
-		return informers.NewSharedInformerFactoryWithOptions(c, 0, informers.WithNamespace(ns), informers.WithTweakListOptions(tweak)).Core().V1().Pods().Informer()
+	factory: func(a factoryArgs) (cache.SharedIndexInformer, error) {
+		return informers.NewSharedInformerFactoryWithOptions(a.client, 0, informers.WithNamespace(a.ns), informers.WithTweakListOptions(a.tweak)).Core().V1().Pods().Informer(), nil
 	},
 	handlers: []handlerSpec{{name: "fast"}},
 }, {

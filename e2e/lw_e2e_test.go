@@ -135,6 +135,13 @@ func podLW(client kubernetes.Interface, ns, media string, wireOpts []wire.Option
 // media type, without client-side rate limiting, and the counter of the
 // media types it received; wraps are added to its transport.
 func informerClient(base *rest.Config, media string, wraps ...transport.WrapperFunc) (kubernetes.Interface, *contentTypeCounter, error) {
+	cfg, ctc := informerConfig(base, media, wraps...)
+	cs, err := kubernetes.NewForConfig(cfg)
+	return cs, ctc, err
+}
+
+// informerConfig is informerClient's configuration.
+func informerConfig(base *rest.Config, media string, wraps ...transport.WrapperFunc) (*rest.Config, *contentTypeCounter) {
 	cfg := rest.CopyConfig(base)
 	cfg.RateLimiter = flowcontrol.NewFakeAlwaysRateLimiter()
 	cfg.ContentType = media
@@ -151,6 +158,5 @@ func informerClient(base *rest.Config, media string, wraps ...transport.WrapperF
 	for _, w := range wraps {
 		cfg.Wrap(w)
 	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	return cs, ctc, err
+	return cfg, ctc
 }

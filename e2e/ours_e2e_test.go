@@ -3,13 +3,17 @@
 package e2e
 
 import (
+	"context"
+	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
+	crcachepkg "sigs.k8s.io/controller-runtime/pkg/cache"
 
+	"github.com/shardinformer/shardinformer/crcache"
 	"github.com/shardinformer/shardinformer/informers"
 	"github.com/shardinformer/shardinformer/pipeline"
 	"github.com/shardinformer/shardinformer/wire"
@@ -42,17 +46,17 @@ func init() {
 	// swap: the wire on the clientset's REST client, with the diet.
 	impls = append(impls, impl{
 		name: "shardinformer/factory",
-		factory: func(c kubernetes.Interface, ns, media string, tweak func(*metav1.ListOptions)) cache.SharedIndexInformer {
+		factory: func(a factoryArgs) (cache.SharedIndexInformer, error) {
 			var content []wire.Option
-			switch media {
+			switch a.media {
 			case mediaJSON:
 				content = append(content, wire.WithContentType(wire.JSON))
 			case mediaCBOR:
 				content = append(content, wire.WithContentType(wire.CBOR))
 			}
-			f := informers.NewSharedInformerFactoryWithOptions(c, 0, informers.WithNamespace(ns), informers.WithTweakListOptions(tweak),
+			f := informers.NewSharedInformerFactoryWithOptions(a.client, 0, informers.WithNamespace(a.ns), informers.WithTweakListOptions(a.tweak),
 				informers.WithWireOptions(content...), informers.WithPipelineOptions(pipeline.WithShards(4)))
-			return f.Core().V1().Pods().Informer()
+			return f.Core().V1().Pods().Informer(), nil
 		},
 		addParallel: addParallel,
 		handlers: []handlerSpec{
@@ -60,6 +64,51 @@ func init() {
 			{name: "parallel4", parallel: 4},
 		},
 		diet: true,
+	})
+	// Ours through controller-runtime's cache (crcache.New): the informer
+	// controller-runtime builds for pods of the namespace, with the
+	// scenario's selector as its default label selector; the wire's content
+	// type follows the config's, as controller-runtime's client would. The
+	// harness runs the informer itself (the cache is never started).
+	impls = append(impls, impl{
+		name: "shardinformer/controller-runtime",
+		factory: func(a factoryArgs) (cache.SharedIndexInformer, error) {
+			// The namespace by a field selector, which controller-runtime turns
+			// into the request's namespace: DefaultNamespaces would make a
+			// multi-namespace cache, whose informer aggregates (hides) ours.
+			opts := crcachepkg.Options{DefaultFieldSelector: fields.OneTermEqualSelector("metadata.namespace", a.ns)}
+			if a.selector != "" {
+				sel, err := labels.Parse(a.selector)
+				if err != nil {
+					return nil, err
+				}
+				opts.DefaultLabelSelector = sel
+			}
+			newCache, err := crcache.NewFunc(crcache.WithPipelineOptions(pipeline.WithShards(4)))
+			if err != nil {
+				return nil, err
+			}
+			c, err := newCache(a.cfg, opts)
+			if err != nil {
+				return nil, err
+			}
+			inf, err := c.GetInformer(context.Background(), &corev1.Pod{})
+			if err != nil {
+				return nil, err
+			}
+			si, ok := inf.(cache.SharedInformer)
+			if !ok {
+				return nil, fmt.Errorf("controller-runtime's informer %T is not a SharedInformer", inf)
+			}
+			ours, ok := pipeline.Unwrap(si)
+			if !ok {
+				return nil, fmt.Errorf("controller-runtime's informer %T is not ours", inf)
+			}
+			return ours, nil
+		},
+		addParallel: addParallel,
+		handlers:    []handlerSpec{{name: "serial"}},
+		diet:        true,
 	})
 	// Tiny rings and slow handlers so that every full-ring policy is
 	// actually exercised during the churn. They also cover the other
