@@ -24,7 +24,10 @@
 //   - The transform runs once per object entering the queue, never on a
 //     tombstone or a Sync.
 //   - HasSynced becomes true once the first Replace (or any write before it) has
-//     happened and every key queued by that Replace has been popped and Done.
+//     happened and every key queued by that Replace has been popped and Done;
+//     if that Replace carried a mark (ReplaceAt), once Done has reported the
+//     mark too, so that a shard whose part of the list is empty is synced
+//     only when its consumer has seen the list's position.
 //
 // # Stream positions and marks
 //

@@ -130,9 +130,11 @@ type Queue struct {
 		pushed  uint64        // keys ever appended to order
 		done    uint64        // keys ever Done
 		// populated is set by the first write; initial counts the keys of the
-		// first Replace that are not yet Done.
+		// first Replace that are not yet Done, syncSeq is its mark's Seq (0:
+		// none), which Done must have reported too.
 		populated bool
 		initial   int
+		syncSeq   uint64
 		synced    bool // synced is closed (a write checks this, not the channel)
 		closed    bool
 		deltas    int // deltas queued (not in flight)
@@ -328,6 +330,7 @@ func (q *Queue) ReplaceAt(list []Keyed, m Mark) error {
 	if !q.mu.populated {
 		q.mu.populated = true
 		q.mu.initial = len(q.mu.order) - q.mu.head
+		q.mu.syncSeq = m.Seq
 	}
 	q.markLocked(m)
 	q.checkSyncedLocked()
@@ -669,7 +672,8 @@ func (q *Queue) releaseLocked(e *entry) {
 
 // REQUIRES: q.mu held.
 func (q *Queue) checkSyncedLocked() {
-	if !q.mu.synced && q.mu.populated && q.mu.initial == 0 {
+	if !q.mu.synced && q.mu.populated && q.mu.initial == 0 &&
+		(len(q.mu.marks) == 0 || q.mu.marks[0].Seq > q.mu.syncSeq) {
 		q.mu.synced = true
 		close(q.synced)
 	}
@@ -695,7 +699,8 @@ func (q *Queue) Close() {
 	q.space.Broadcast()
 }
 
-// Synced is closed once the initial population has been applied.
+// Synced is closed once the initial population has been applied (and, for a
+// first Replace made by ReplaceAt with a mark, Done has reported the mark).
 func (q *Queue) Synced() <-chan struct{} { return q.synced }
 
 // HasSynced reports whether Synced is closed.

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/shardinformer/shardinformer/fifo"
+	"k8s.io/client-go/tools/cache"
 )
 
 func isClosed(ch <-chan struct{}) bool {
@@ -83,6 +84,38 @@ func TestSyncedAfterEmptyFirstReplace(t *testing.T) {
 	q := newQueue(t, fifo.Config{Known: newMapKnown()})
 	mustNil(t, "Replace", q.Replace(nil))
 	checkSynced(t, q, true, "after Replace(nil)")
+}
+
+// A first Replace with a mark is applied once Done has reported the mark:
+// a queue whose part of a list is empty is not synced before its consumer has
+// called Done (the pipeline's store watermark is at the list's position only
+// then), and one whose part is not, only after the Done that reports it.
+func TestSyncedAfterMarkedFirstReplaceIsReported(t *testing.T) {
+	t.Run("empty", func(t *testing.T) {
+		q := newQueue(t, fifo.Config{Known: newMapKnown()})
+		mustNil(t, "ReplaceAt", q.ReplaceAt(nil, fifo.Mark{Seq: 1, RV: "10"}))
+		checkSynced(t, q, false, "after ReplaceAt(nil, mark)")
+		if !q.Pending() {
+			t.Error("Pending = false with the list's mark to report")
+		}
+		if m, ok := q.Done(nil); !ok || m.Seq != 1 {
+			t.Errorf("Done(nil) reported %+v, %v; want the list's mark", m, ok)
+		}
+		checkSynced(t, q, true, "after Done reported the mark")
+	})
+	t.Run("keys, then a watch event", func(t *testing.T) {
+		known := newMapKnown()
+		q := newQueue(t, fifo.Config{Known: known})
+		mustNil(t, "ReplaceAt", q.ReplaceAt(keyedMaps("ns/a"), fifo.Mark{Seq: 1, RV: "10"}))
+		mustNil(t, "WriteAt", q.WriteAt(cache.Added, "ns/b", configMap("ns/b", 11), fifo.Mark{Seq: 2, RV: "11"}))
+		items := q.Pop(nil, 1)
+		known.apply(items[0])
+		m, _ := q.Done(items)
+		checkSynced(t, q, true, "after the list's key is Done")
+		if m.Seq != 1 || q.Oldest() != 2 {
+			t.Errorf("Done reported %+v, Oldest %d; want the list's mark and 2", m, q.Oldest())
+		}
+	})
 }
 
 // A write before the first Replace makes the queue synced at once, as it

@@ -119,7 +119,7 @@ func testLastStoreSyncResourceVersion(t *testing.T, im impl, wl bool) {
 	}
 	r := newEventLog(im.exact)
 	reg := mustRegister(t)(inf.AddEventHandler(r))
-	testkit.RunSynced(t, inf, reg)
+	testkit.Run(t, inf)
 	rvIs := func(what, want string) {
 		t.Helper()
 		if got := inf.GetIndexer().LastStoreSyncResourceVersion(); got != want {
@@ -127,6 +127,11 @@ func testLastStoreSyncResourceVersion(t *testing.T, im impl, wl bool) {
 		}
 	}
 	server := func() string { return fmt.Sprint(c.ResourceVersion()) }
+	// The moment HasSynced turns true, the store holds the list's version
+	// (kube-controller-manager's staleness integration test reads it so).
+	testkit.Eventually(t, "HasSynced", func() bool { return inf.HasSynced() })
+	rvIs("as HasSynced turns true", server())
+	testkit.WaitSynced(t, reg.HasSynced)
 	rvIs("after the initial list", server())
 	if got := inf.GetStore().LastStoreSyncResourceVersion(); got != server() {
 		t.Errorf("GetStore().LastStoreSyncResourceVersion = %q, want %q", got, server())

@@ -46,6 +46,7 @@ type Informer struct {
 	shards        []*shard
 	wm            watermark
 	synced        chan struct{} // closed once every shard's initial list is applied
+	listed        chan struct{} // closed once the first Replace has been issued (store.Replace)
 	// mutations is client-go's cache mutation detector: a no-op unless
 	// KUBE_CACHE_MUTATION_DETECTOR=true, when it keeps a deep copy of every
 	// object the drain roles store and panics once one differs from its
@@ -113,6 +114,7 @@ func New(lw cache.ListerWatcher, exampleObject runtime.Object, defaultEventHandl
 		router:        router,
 		indexer:       indexer,
 		synced:        make(chan struct{}),
+		listed:        make(chan struct{}),
 		timed:         !nop,
 	}
 	if inf.name == "" {
@@ -432,11 +434,19 @@ func (inf *Informer) runReflector(ctx context.Context, r *cache.Reflector) {
 	})
 }
 
-// watchSynced closes inf.synced once every shard has applied its initial list.
+// watchSynced closes inf.synced once every shard has applied its initial
+// list: each queue has reported the list's mark (fifo.Queue.Synced) and the
+// list's position has been issued, so the store watermark, and with it
+// LastStoreSyncResourceVersion, is at least the list's once HasSynced is true
+// (client-go's store holds the list's resource version by then too).
 func (inf *Informer) watchSynced(ctx context.Context) {
+	chans := []<-chan struct{}{inf.listed}
 	for _, s := range inf.shards {
+		chans = append(chans, s.queue.Synced())
+	}
+	for _, ch := range chans {
 		select {
-		case <-s.queue.Synced():
+		case <-ch:
 		case <-ctx.Done():
 			return
 		}

@@ -31,6 +31,7 @@ type store struct {
 	noYieldUntil time.Time // inline passes do not yield before then (slowYield)
 	pos          uint64    // the last position handed out
 	rv           string    // the resource version of the write at pos
+	listed       bool      // a Replace has been issued (inf.listed is closed)
 }
 
 // inlineGap is how long the reflector must have waited for a watch event for
@@ -156,6 +157,10 @@ func (s *store) Replace(list []any, resourceVersion string) error {
 		}
 	}
 	s.issued(m, -1)
+	if !s.listed {
+		s.listed = true
+		close(s.inf.listed)
+	}
 	s.inf.cfg.observer.Relisted(len(list))
 	for _, err := range errs {
 		s.inf.dropped(fmt.Errorf("relist at resourceVersion %q: %w", resourceVersion, err))
