@@ -125,14 +125,12 @@
 // listeners' buffers while it replaces its store, so for a list larger than a
 // ring they are kept in the overflow (a list larger than the backlog budget
 // per handler coalesces, which for an initial list changes nothing the
-// handler sees). Measured beside client-go (bench/, 50k pods, two cores,
-// medians of five alternated runs, each as a ratio to client-go in the same
-// run, before → after): update throughput without cache readers unchanged or
-// better (1.6–2.5× → 2.0–3.5× client-go's; a gated worker applies the lagging
-// shard's batch itself), with readers 7–15% lower (still 1.7–5.8×),
-// write-to-handler latency at 50k events/s 10% higher at p50 (0.53 → 0.59 of
-// client-go's), an initial sync to one handler 9–18% slower (1.3–1.5×), to
-// four handlers and CPU-bound handlers unchanged. WithRelaxedOrder restores
+// handler sees). The cost, measured beside client-go
+// (bench/results/watermark.md): update throughput without cache readers
+// unchanged or better (a gated worker applies the lagging shard's batch
+// itself), with readers somewhat lower, write-to-handler latency slightly
+// higher, an initial sync to one handler slower, to four handlers and
+// CPU-bound handlers unchanged. WithRelaxedOrder restores
 // shard-by-shard delivery and those figures: a handler may then see a write
 // before the cache holds earlier writes of other shards.
 //

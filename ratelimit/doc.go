@@ -3,16 +3,10 @@
 // workqueue.TypedRateLimitingInterface with client-go's semantics, accepts
 // any workqueue.TypedRateLimiter and workqueue.MetricsProvider, allocates
 // nothing per item and uses no more CPU per item than client-go's queue.
-// BenchmarkQueue runs both side by side. On one core (-cpu 1) an item costs
-// about 85–115 ns against client-go's 280–345 ns. On two cores
-// (bench/results/queue.md, section 3: three runs of six pairs per case on a
-// shared machine) the medians of its items/s are 2.1x client-go's or more
-// in 17 of the 18 case-runs (1.36x in one, 16 producers and 32 workers),
-// at 0.13–0.87x client-go's CPU per item. Both queues switch
-// between a fast mode, the goroutines of the benchmark mostly on one core,
-// and a slow one, busy on both, where every lock and key-table line moves
-// between cores on each item; some pairs catch ours in the slow mode and
-// client-go in the fast one (pair ratios down to 0.79x). Two things make
+// BenchmarkQueue runs both side by side (figures: bench/results/queue.md).
+// Both queues switch between a fast mode, the goroutines of the benchmark
+// mostly on one core, and a slow one, busy on both, where every lock and
+// key-table line moves between cores on each item. Two things make
 // the difference with client-go: each shard's own hash table (one hash and
 // one probe per Add and per Done) and a ready FIFO of two rings, so that
 // producers and workers share a lock once per batch rather than per key.

@@ -36,7 +36,7 @@ const (
 
 // defaultDiet is --diet's default: whether the wire decoder puts objects on
 // its memory diet unless an implementation's name says otherwise. It is what
-// we recommend to users (README, Results).
+// we recommend to users (bench/results/README.md).
 const defaultDiet = true
 
 // listerWatcher returns the ListerWatcher sp's implementation lists and
