@@ -5,7 +5,7 @@ GO       ?= go
 GOBIN    := $(shell $(GO) env GOPATH)/bin
 export PATH := $(GOBIN):$(PATH)
 
-.PHONY: all test fuzz vet run bench profile e2e cluster cluster-bins smoke clean
+.PHONY: all test fuzz vet run bench profile e2e cluster cluster-bins smoke upstream clean
 
 all: test
 
@@ -61,6 +61,13 @@ e2e: cluster-bins
 ## smoke: every other target's command at tiny sizes (run, bench, profile, cluster, clean), so none rots; CI runs it.
 smoke: cluster-bins
 	bash hack/smoke.sh
+
+## upstream: k8s.io/kubernetes' controller integration tests (test/integration/<pkg>) on client-go's informer
+## factories and on ours (import paths swapped), one package at a time; exits non-zero when ours passes fewer.
+## UPSTREAM_PKGS="replicaset job" and UPSTREAM_RUN=regexp choose (hack/upstream/README.md; timings per package in
+## bench/results/upstream.md). Needs bin/etcd (built when missing); the scratch module lives under TMPDIR (/tmp).
+upstream:
+	bash hack/upstream.sh
 
 clean:
 	rm -rf bin/ profiles/*.pprof e2e.log

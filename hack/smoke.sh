@@ -4,7 +4,7 @@
 # hand). Each step prints its name; the first failure stops the script with a
 # non-zero exit. Outputs go to a temporary directory, never into the tree.
 #
-# Covered here: run, bench, profile, cluster, clean. Not here: test and e2e
+# Covered here: run, bench, profile, upstream (two packages), cluster, clean. Not here: test and e2e
 # (CI runs them in full), fuzz (make test runs its script, hack/fuzz.sh),
 # cluster-bins (make e2e and make cluster run it), vet and all (part of test).
 set -euo pipefail
@@ -42,6 +42,11 @@ step "make profile (200 pods, one workload)"
 make profile ARGS="-out $tmp/profiles -objects 200 -updates 2000 -rounds 1 -workloads sync,updates -kinds cpu,alloc" \
 	>"$tmp/profile.log" 2>&1 || { cat "$tmp/profile.log"; exit 1; }
 test -n "$(find "$tmp/profiles" -name '*.pprof' -size +0)"
+
+step "make upstream (staleness and replicaset: kube-controller-manager's stale-controller checks on our factories)"
+UPSTREAM_PKGS="staleness replicaset" UPSTREAM_DIR="$tmp/upstream" make upstream >"$tmp/upstream.log" 2>&1 ||
+	{ tail -80 "$tmp/upstream.log"; exit 1; }
+tail -8 "$tmp/upstream.log"
 
 step "make cluster (start, wait for the kubeconfig, stop)"
 make cluster-bins >/dev/null
