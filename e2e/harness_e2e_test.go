@@ -21,6 +21,7 @@ import (
 	clientfeatures "k8s.io/client-go/features"
 	clientfeaturestesting "k8s.io/client-go/features/testing"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/shardinformer/shardinformer/e2e/cluster"
@@ -45,6 +46,17 @@ type harness struct {
 	runs  []*run
 	// listed is the server's pods by key from the last serverState.
 	listed map[string]*corev1.Pod
+	// clientBase, if not nil, is the configuration the informers' clients
+	// start from instead of the cluster's (TestFaults: the fault proxy's).
+	clientBase func() *rest.Config
+}
+
+// informerBase is the configuration the informers' clients start from.
+func (h *harness) informerBase() *rest.Config {
+	if h.clientBase != nil {
+		return h.clientBase()
+	}
+	return h.cl.RESTConfig()
 }
 
 // run is one impl's informer in a harness.
@@ -139,7 +151,7 @@ func (h *harness) startInformers() {
 		r := &run{impl: im}
 		if im.factory != nil {
 			tap := &httpTap{}
-			cfg, media := informerConfig(h.cl.RESTConfig(), h.sc.media, tap.wrap)
+			cfg, media := informerConfig(h.informerBase(), h.sc.media, tap.wrap)
 			client, err := kubernetes.NewForConfig(cfg)
 			if err != nil {
 				h.t.Fatal(err)
@@ -150,7 +162,7 @@ func (h *harness) startInformers() {
 				h.t.Fatalf("%s: %v", im.name, err)
 			}
 		} else {
-			client, media, err := informerClient(h.cl.RESTConfig(), h.sc.media)
+			client, media, err := informerClient(h.informerBase(), h.sc.media)
 			if err != nil {
 				h.t.Fatal(err)
 			}

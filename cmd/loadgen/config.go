@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shardinformer/shardinformer/faults"
 	"github.com/shardinformer/shardinformer/pipeline"
 )
 
@@ -79,10 +80,11 @@ type config struct {
 	metricsAddr   string
 	profile       string
 	seed          int64
-	quiesce       time.Duration // how long to wait for informers to catch up after churn
-	progress      time.Duration // progress line period; 0 = off
-	churnWorkers  int           // concurrent writers; 0 = 1 for the simulator, 16 for a cluster
-	args          []string      // the command line, for the report
+	quiesce       time.Duration  // how long to wait for informers to catch up after churn
+	progress      time.Duration  // progress line period; 0 = off
+	churnWorkers  int            // concurrent writers; 0 = 1 for the simulator, 16 for a cluster
+	faults        *faults.Config // --faults: the fault proxy's spec (no Upstream); nil = none (faults.go)
+	args          []string       // the command line, for the report
 
 	// Test hooks, nil in the command.
 	onMetrics  func(url string) // called once a metrics endpoint serves (side by side)
@@ -219,7 +221,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs := flag.NewFlagSet("loadgen", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	c := config{args: append([]string{"loadgen"}, args...)}
-	var impl, mixS, policy, scalePods, replicaCounts, serverPIDs string
+	var impl, mixS, policy, scalePods, replicaCounts, serverPIDs, faultSpec string
 	fs.StringVar(&c.scenario, "scenario", scenarioController, "what to run: controller, informer, scale or replicas (see above); informer with a --path other than typed")
 	fs.StringVar(&c.path, "path", pathTyped, "the user path both implementations are built through: "+strings.Join(paths, ", ")+" (see above)")
 	fs.StringVar(&impl, "impl", "", "implementation(s) to run: a comma-separated list of shardinformer (our informer factory, informer and work queue, on the wire decoder), client-go (client-go's informer factory, informer, work queue and decoder), client-go+wire (client-go's informer built by hand on the wire decoder: no client-go factory takes it), shardinformer+client-go-decoder (our factory with informers.WithoutWire: client-go's decoder), each optionally with +diet or +no-diet (the wire's memory diet, overriding --diet); both = shardinformer,client-go; all = those four, the 2×2 of cores and decoders; empty = both (scale and replicas: shardinformer; replicas takes one)")
@@ -260,6 +262,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&c.quiesce, "quiesce-timeout", 2*time.Minute, "how long to wait after churn for every informer, handler and reconciler to reach the server's state")
 	fs.DurationVar(&c.progress, "progress", 2*time.Second, "progress line interval; 0 = no progress line")
 	fs.IntVar(&c.churnWorkers, "churn-workers", 0, "concurrent churn writers; 0 = 1 against the simulator, 16 against a cluster")
+	fs.StringVar(&faultSpec, "faults", "", "put a seeded fault-injecting proxy (package faults) between the implementations' clients and the server, injecting into their list and watch requests of the resource (discovery and writes pass untouched) until the churn ends; the report gives the faults by kind, each implementation's relists and watch restarts and its time to converge after the faults stopped; not with --scenario replicas. The spec: "+faults.SpecHelp)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), usageHeader)
 		fs.PrintDefaults()
@@ -295,6 +298,17 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	}
 	if c.serverPIDs, err = parsePIDs(serverPIDs); err != nil {
 		errs = append(errs, err)
+	}
+	if faultSpec != "" {
+		fc, err := faults.ParseSpec(faultSpec)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--faults %q: %w", faultSpec, err))
+		} else {
+			c.faults = &fc
+		}
+		if c.scenario == scenarioReplicas {
+			errs = append(errs, errors.New("--faults: not with --scenario replicas (its replicas reach the simulator directly)"))
+		}
 	}
 	errs = append(errs, c.validate()...)
 	errs = append(errs, c.validateReuse()...)

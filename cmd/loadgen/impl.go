@@ -96,9 +96,21 @@ type endpoint struct {
 	Host       string `json:"host"`                 // apisim: its URL
 	Kubeconfig string `json:"kubeconfig,omitempty"` // cluster
 	RunID      string `json:"run_id,omitempty"`     // cluster: the run label's value
+	// Proxy: the fault proxy's URL (--faults), which clients reach the
+	// server through.
+	Proxy string `json:"proxy,omitempty"`
 }
 
 func (e endpoint) restConfig() (*rest.Config, error) {
+	rc, err := e.serverConfig()
+	if err == nil && e.Proxy != "" {
+		rc = viaProxy(rc, e.Proxy)
+	}
+	return rc, err
+}
+
+// serverConfig is the configuration that reaches the server itself.
+func (e endpoint) serverConfig() (*rest.Config, error) {
 	if e.Kind == "cluster" {
 		rc, err := clientcmd.BuildConfigFromFlags("", e.Kubeconfig)
 		if err != nil {
@@ -173,6 +185,7 @@ type client struct {
 	regs     []cache.ResourceEventHandlerRegistration
 	ctl      *controller // controller scenario
 	reads    atomic.Uint64
+	reqs     *requestCounter // its list and watch requests (faults.go)
 
 	metrics clientRegisterer // what it registered when metrics are served
 
@@ -245,7 +258,8 @@ func newClient(sp spec, reg prometheus.Registerer) (_ *client, err error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &client{sp: sp, done: make(chan struct{})}
+	c := &client{sp: sp, done: make(chan struct{}), reqs: newRequestCounter(sp.Resource)}
+	rc.Wrap(c.reqs.wrap)
 	if reg != nil {
 		c.metrics.reg = prometheus.WrapRegistererWith(prometheus.Labels{"impl": sp.Impl}, reg)
 	}

@@ -76,6 +76,14 @@
 // writes pkg/profile profiles there, one directory per implementation
 // process, goroutines labelled impl=<name>.
 //
+// # Faults
+//
+// --faults puts a fault-injecting proxy (package faults) between the
+// implementations' clients and the server, injecting cuts, stalls, 500s,
+// 429s and 410s (mid-watch: ERROR events) until the churn ends; the
+// report gives the faults by kind and, per implementation, its relists,
+// watch restarts and time to converge after the faults stopped (faults.go).
+//
 // # Memory
 //
 // Unless GOMEMLIMIT is set, every loadgen process sets a soft memory limit

@@ -15,7 +15,9 @@ import (
 // reportSchemaVersion is the version of report.json's layout; the layout is
 // described by report.schema.json (embedded), and any change to it bumps
 // this number.
-const reportSchemaVersion = 4
+// 5: --faults (settings.faults, trial faults, converge_after_faults_seconds)
+// and every result's list_watch_requests; fields of 4 are unchanged.
+const reportSchemaVersion = 5
 
 // Trial modes.
 const (
@@ -89,6 +91,7 @@ type settings struct {
 	Seed                int64    `json:"seed"`
 	QuiesceTimeout      float64  `json:"quiesce_timeout_seconds"`
 	Profile             string   `json:"profile,omitempty"`
+	Faults              string   `json:"faults,omitempty"` // --faults, as faults.Config.String renders it
 }
 
 // implInfo describes one implementation's stack and its settings.
@@ -191,9 +194,11 @@ type trialReport struct {
 	Server     trialServer        `json:"server"`
 	CPUByLabel map[string]float64 `json:"cpu_by_label,omitempty"` // this process's CPU by "impl/role" label
 	// ServerObjects is the number of pods on the server after the churn.
-	ServerObjects int          `json:"server_objects"`
-	ProfileDir    string       `json:"profile_dir,omitempty"`
-	Results       []implResult `json:"results"`
+	ServerObjects int    `json:"server_objects"`
+	ProfileDir    string `json:"profile_dir,omitempty"`
+	// Faults: the trial's fault proxy (--faults).
+	Faults  *trialFaults `json:"faults,omitempty"`
+	Results []implResult `json:"results"`
 }
 
 type trialServer struct {
@@ -227,6 +232,9 @@ func newReport(c config, md metadata) *report {
 		ChurnRate: c.churnRate, ChurnDuration: c.churnDuration.Seconds(), ChurnEvents: c.churnEvents, ChurnWorkers: c.churnWorkers,
 		Mix: c.mix.String(), ContentType: c.contentType, WatchList: c.watchList, ManagedFields: c.managedFields,
 		Target: "apisim", Seed: c.seed, QuiesceTimeout: c.quiesce.Seconds(), Profile: c.profile}
+	if c.faults != nil {
+		r.Settings.Faults = c.faults.String()
+	}
 	if c.sideBySide {
 		r.Settings.Mode = modeSideBySide
 	}

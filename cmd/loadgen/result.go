@@ -105,14 +105,21 @@ type implResult struct {
 	HeapBytesPerObject float64 `json:"heap_bytes_per_object"`
 	BookkeepingBytes   uint64  `json:"bookkeeping_bytes"`
 	// Pipeline counters (shardinformer only, from its Observer).
-	Overflow   *uint64         `json:"overflow,omitempty"`
-	Coalesced  *uint64         `json:"coalesced,omitempty"`
-	Panics     *uint64         `json:"panics,omitempty"`
-	Relists    *uint64         `json:"relists,omitempty"`
-	Dropped    *uint64         `json:"dropped,omitempty"`
-	Check      checkResult     `json:"check"`
-	ProfileDir string          `json:"profile_dir,omitempty"`
-	Timeline   []timelinePoint `json:"timeline"`
+	Overflow  *uint64 `json:"overflow,omitempty"`
+	Coalesced *uint64 `json:"coalesced,omitempty"`
+	Panics    *uint64 `json:"panics,omitempty"`
+	Relists   *uint64 `json:"relists,omitempty"`
+	Dropped   *uint64 `json:"dropped,omitempty"`
+	// Requests: its list and watch requests, relists and watch restarts
+	// (faults.go), both implementations alike.
+	Requests *listWatchRequests `json:"list_watch_requests,omitempty"`
+	// ConvergeAfterFaults (--faults): from the proxy's stop at the churn's
+	// end until the check found the cache and every handler's view equal
+	// to the server; absent if it never did.
+	ConvergeAfterFaults *float64        `json:"converge_after_faults_seconds,omitempty"`
+	Check               checkResult     `json:"check"`
+	ProfileDir          string          `json:"profile_dir,omitempty"`
+	Timeline            []timelinePoint `json:"timeline"`
 }
 
 // timelinePoint is one sample of an implementation, in seconds since its
@@ -207,6 +214,9 @@ func (c *client) result(chk checkResult, churnStart, churnEnd time.Time, deletes
 		r.CatchUpSeconds = max(0, time.Unix(0, last).Sub(churnEnd).Seconds())
 	}
 	r.Reads = c.reads.Load()
+	if c.reqs != nil {
+		r.Requests = c.reqs.report()
+	}
 	if s := churnEnd.Sub(churnStart).Seconds(); s > 0 {
 		r.ReadsPerS = float64(r.Reads) / s
 	}

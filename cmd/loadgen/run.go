@@ -18,6 +18,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/shardinformer/shardinformer/apisim"
+	"github.com/shardinformer/shardinformer/faults"
 	clientfeatures "k8s.io/client-go/features"
 )
 
@@ -88,6 +89,7 @@ func run(ctx context.Context, c config, stdout, stderr io.Writer) (*report, erro
 	}
 	rep.finish()
 	printSummary(stdout, rep)
+	printFaults(stdout, rep)
 	var jsonPaths, htmlPaths []string
 	if dir != "" {
 		jsonPaths = append(jsonPaths, filepath.Join(dir, "report.json"))
@@ -185,6 +187,10 @@ type trial struct {
 	phase string // for the progress line
 	t0    time.Time
 	state func() (map[string]string, bool, error) // the server's state and whether it is final
+	// --faults: the proxy in front of the target, and when each side's
+	// check ended (caught-up message).
+	proxy      *faults.Proxy
+	caughtUpAt map[int]time.Time
 }
 
 func (tr *trial) profileDir(impl string) string {
@@ -241,6 +247,14 @@ func (tr *trial) do(ctx context.Context) (trialReport, error) {
 	if err != nil {
 		return res, err
 	}
+	if c.faults != nil {
+		p, err := startFaults(c, t)
+		if err != nil {
+			return res, err
+		}
+		defer p.Close()
+		tr.proxy = p
+	}
 	if err := tr.start(ctx, t); err != nil {
 		return res, err
 	}
@@ -261,6 +275,9 @@ func (tr *trial) do(ctx context.Context) (trialReport, error) {
 	g, err := tr.churn(ctx, t, &res)
 	if err != nil {
 		return res, err
+	}
+	if tr.proxy != nil {
+		tr.proxy.StopFaults()
 	}
 
 	// Catch up and check: the clients ask for the server's state.
@@ -386,6 +403,9 @@ func (tr *trial) start(ctx context.Context, t target) error {
 	if c.controller() {
 		base.Scenario = scenarioController
 	}
+	if tr.proxy != nil {
+		base.Endpoint.Proxy = tr.proxy.URL()
+	}
 	tr.t0 = time.Now()
 	for i, impl := range tr.impls {
 		sp := base
@@ -468,8 +488,17 @@ func (tr *trial) collect(ctx context.Context, res *trialReport, deletes map[stri
 	if err := tr.pump(ctx, func() bool { return tr.all(func(s *side) bool { return s.exited }) }); err != nil {
 		return err
 	}
-	for _, s := range tr.sides {
+	if tr.proxy != nil {
+		res.Faults = newTrialFaults(tr.proxy, tr.t0)
+	}
+	for i, s := range tr.sides {
 		r := *s.result
+		if tr.proxy != nil && r.Check.Pass {
+			if st := tr.proxy.Stats(); st.Stopped {
+				conv := max(0, tr.caughtUpAt[i].Sub(st.StoppedAt).Seconds())
+				r.ConvergeAfterFaults = &conv
+			}
+		}
 		r.Timeline = timeline(s.samples, tr.t0)
 		r.SyncedAt = float64(s.synced-tr.t0.UnixNano()) / 1e9
 		r.ReadyAt = float64(s.ready-tr.t0.UnixNano()) / 1e9
@@ -560,6 +589,10 @@ func (tr *trial) handle(sm sideMsg) error {
 		return s.send(command{Cmd: cmdState, State: st, Final: final})
 	case msgCaughtUp:
 		s.caughtUp, s.check = true, m.Check
+		if tr.caughtUpAt == nil {
+			tr.caughtUpAt = map[int]time.Time{}
+		}
+		tr.caughtUpAt[sm.i] = time.Now()
 	case msgResult:
 		s.result = m.Result
 	case msgMetrics:

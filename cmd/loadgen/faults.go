@@ -1,0 +1,173 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"path"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/shardinformer/shardinformer/faults"
+	"k8s.io/client-go/rest"
+)
+
+// The fault layer (--faults): the parent puts a faults.Proxy in front of
+// the target for each trial, the implementations' clients reach the server
+// through it (endpoint.Proxy), and it stops injecting when the churn ends;
+// each implementation's time to converge is from then until its check
+// passed. The parent's own reads of the server's state and the churn
+// writes go to the server directly.
+
+// startFaults starts a fault proxy with c's spec in front of t.
+func startFaults(c config, t target) (*faults.Proxy, error) {
+	fc := *c.faults
+	// Only the implementations' lists and watches of the resource draw
+	// faults: discovery (controller-runtime's REST mapper, when the cache
+	// is built) and the controller's status writes pass untouched.
+	resource := resourceOn(c.path, t.kind())
+	fc.Eligible = func(method, p, _ string) bool { return method == http.MethodGet && path.Base(p) == resource }
+	switch t := t.(type) {
+	case *simTarget:
+		fc.Upstream = t.srv.RESTConfig()
+	case *clusterTarget:
+		fc.Upstream = rest.CopyConfig(t.cfg)
+	default:
+		return nil, fmt.Errorf("--faults: no upstream for target %s", t.kind())
+	}
+	p, err := faults.New(fc)
+	if err != nil {
+		return nil, fmt.Errorf("--faults: %w", err)
+	}
+	if err := p.Start(); err != nil {
+		return nil, fmt.Errorf("--faults: %w", err)
+	}
+	return p, nil
+}
+
+// viaProxy points rc at the fault proxy at url: plain HTTP on loopback, no
+// TLS settings, no credentials (the proxy holds the upstream's).
+func viaProxy(rc *rest.Config, url string) *rest.Config {
+	rc.Host = url
+	rc.TLSClientConfig = rest.TLSClientConfig{}
+	rc.BearerToken, rc.BearerTokenFile, rc.Username, rc.Password = "", "", "", ""
+	rc.AuthProvider, rc.ExecProvider = nil, nil
+	return rc
+}
+
+// trialFaults is a trial's fault proxy: its spec and what it did.
+type trialFaults struct {
+	Spec     string            `json:"spec"`
+	Seed     int64             `json:"seed"`
+	Requests uint64            `json:"requests"` // requests through the proxy
+	Drawn    uint64            `json:"drawn"`    // draws that came up with a fault (at requests and in watch streams)
+	Vetoed   uint64            `json:"vetoed"`   // draws a bound (max, every) refused
+	Injected map[string]uint64 `json:"injected"` // faults that happened, by kind (cut, stall, 500, 429, 410)
+	// StoppedAt: when the proxy stopped injecting (the churn's end), in
+	// seconds since the trial started.
+	StoppedAt float64 `json:"stopped_at"`
+}
+
+func newTrialFaults(p *faults.Proxy, t0 time.Time) *trialFaults {
+	s := p.Stats()
+	cfg := p.Config()
+	tf := &trialFaults{Spec: cfg.String(), Seed: cfg.Seed, Requests: s.Requests, Drawn: s.Drawn, Vetoed: s.Vetoed, Injected: s.ByName()}
+	if s.Stopped {
+		tf.StoppedAt = s.StoppedAt.Sub(t0).Seconds()
+	}
+	return tf
+}
+
+// listWatchRequests counts an implementation's list and watch requests for
+// its resource, at the HTTP level, so that client-go's informer and ours
+// are counted alike: every LIST (first pages: a request without a continue
+// token), WATCH and WatchList stream (a WATCH with sendInitialEvents=true).
+// Relists are the full reads of the state after the first (LISTs and
+// WatchList streams, minus one); watch restarts are the WATCH requests,
+// WatchList streams included, after the first.
+type listWatchRequests struct {
+	Lists         uint64 `json:"lists"`
+	Watches       uint64 `json:"watches"`
+	WatchLists    uint64 `json:"watch_lists"`
+	Relists       uint64 `json:"relists"`
+	WatchRestarts uint64 `json:"watch_restarts"`
+}
+
+// requestCounter is the RoundTripper wrapper behind listWatchRequests;
+// installed with rest.Config.Wrap, safe for concurrent use.
+type requestCounter struct {
+	resource                   string // the collection's last path segment: pods or widgets
+	next                       http.RoundTripper
+	lists, watches, watchLists atomic.Uint64
+}
+
+func newRequestCounter(resource string) *requestCounter {
+	if resource == "" {
+		resource = resourcePods
+	}
+	return &requestCounter{resource: resource}
+}
+
+func (c *requestCounter) wrap(rt http.RoundTripper) http.RoundTripper {
+	c.next = rt
+	return c
+}
+
+func (c *requestCounter) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method == http.MethodGet && path.Base(req.URL.Path) == c.resource {
+		q := req.URL.Query()
+		switch w := q.Get("watch"); {
+		case w == "true" || w == "1":
+			c.watches.Add(1)
+			if q.Get("sendInitialEvents") == "true" {
+				c.watchLists.Add(1)
+			}
+		case q.Get("continue") == "":
+			c.lists.Add(1)
+		}
+	}
+	return c.next.RoundTrip(req)
+}
+
+func (c *requestCounter) report() *listWatchRequests {
+	r := &listWatchRequests{Lists: c.lists.Load(), Watches: c.watches.Load() - c.watchLists.Load(), WatchLists: c.watchLists.Load()}
+	if reads := r.Lists + r.WatchLists; reads > 0 {
+		r.Relists = reads - 1
+	}
+	if w := c.watches.Load(); w > 0 {
+		r.WatchRestarts = w - 1
+	}
+	return r
+}
+
+// printFaults writes each trial's faults and every implementation's
+// relists, watch restarts and time to converge after the faults stopped.
+func printFaults(w io.Writer, r *report) {
+	if r.Settings.Faults == "" {
+		return
+	}
+	fmt.Fprintf(w, "\nFaults (%s); injection stops at the churn's end:\n", r.Settings.Faults)
+	for _, tr := range r.Trials {
+		if tr.Faults == nil {
+			continue
+		}
+		var kinds []string
+		for _, k := range faults.Kinds() {
+			kinds = append(kinds, fmt.Sprintf("%s=%d", k, tr.Faults.Injected[k.String()]))
+		}
+		fmt.Fprintf(w, "  %d pods, run %d: %d requests, injected %s (vetoed %d)\n", tr.Pods, tr.Run, tr.Faults.Requests, strings.Join(kinds, " "), tr.Faults.Vetoed)
+		for _, res := range tr.Results {
+			conv := "did not converge"
+			if res.ConvergeAfterFaults != nil {
+				conv = fmt.Sprintf("converged %.2fs after the faults stopped", *res.ConvergeAfterFaults)
+			}
+			rq := res.Requests
+			if rq == nil {
+				rq = &listWatchRequests{}
+			}
+			fmt.Fprintf(w, "    %-34s relists %d, watch restarts %d (lists %d, watches %d, watch-lists %d); %s\n",
+				res.Impl, rq.Relists, rq.WatchRestarts, rq.Lists, rq.Watches, rq.WatchLists, conv)
+		}
+	}
+}
