@@ -1,6 +1,9 @@
 package apisim
 
-import "sort"
+import (
+	"slices"
+	"sort"
+)
 
 // btreeMaxEntries is the most keys a node holds (entries in a leaf, children
 // in an inner node). A write copies one node per level; with 32 a 100k-key
@@ -30,7 +33,17 @@ type btnode struct {
 	vals     []*object
 	children []*btnode
 	size     int // entries in the subtree
+	// owner is the batch that built the node, which may still modify it
+	// (SetIn); nil for nodes built by Set and Delete.
+	owner *btreeBatch
 }
+
+// btreeBatch lets a sequence of SetIn calls modify, in place, the nodes the
+// earlier calls of the sequence built, instead of copying them again: a
+// bulk load copies each path once per batch rather than once per key. The
+// trees the calls return are not snapshots: only the last may be
+// published, and once it is the batch must not be used again.
+type btreeBatch struct{ _ byte }
 
 func (n *btnode) leaf() bool { return n.children == nil }
 
@@ -59,16 +72,20 @@ func (t btree) Get(key string) *object {
 }
 
 // Set returns a tree in which key maps to v.
-func (t btree) Set(key string, v *object) btree {
+func (t btree) Set(key string, v *object) btree { return t.SetIn(nil, key, v) }
+
+// SetIn is Set within batch b (see btreeBatch); a nil b is Set.
+func (t btree) SetIn(b *btreeBatch, key string, v *object) btree {
 	if t.root == nil {
-		return btree{root: &btnode{keys: []string{key}, vals: []*object{v}, size: 1}}
+		return btree{root: &btnode{keys: []string{key}, vals: []*object{v}, size: 1, owner: b}}
 	}
-	n, split := t.root.set(key, v)
+	n, split := t.root.set(key, v, b)
 	if split != nil {
 		n = &btnode{
 			keys:     []string{n.keys[0], split.keys[0]},
 			children: []*btnode{n, split},
 			size:     n.size + split.size,
+			owner:    b,
 		}
 	}
 	return btree{root: n}
@@ -142,39 +159,58 @@ func childIndex(keys []string, key string) int {
 }
 
 // set returns the copy of n with key set, and a right sibling if the copy
-// overflowed and was split.
-func (n *btnode) set(key string, v *object) (*btnode, *btnode) {
+// overflowed and was split. A node of batch b (non-nil) is modified in
+// place instead of copied; copies belong to b.
+func (n *btnode) set(key string, v *object, b *btreeBatch) (*btnode, *btnode) {
+	mine := b != nil && n.owner == b
 	if n.leaf() {
 		i := sort.SearchStrings(n.keys, key)
 		if i < len(n.keys) && n.keys[i] == key {
-			c := &btnode{keys: n.keys, vals: clone(n.vals, 0), size: n.size}
+			if mine {
+				n.vals[i] = v
+				return n, nil
+			}
+			keys := n.keys
+			if b != nil { // a batch may insert into c in place: not into n's keys
+				keys = clone(keys, 0)
+			}
+			c := &btnode{keys: keys, vals: clone(n.vals, 0), size: n.size, owner: b}
 			c.vals[i] = v
 			return c, nil
 		}
-		c := &btnode{keys: insertAt(n.keys, i, key), vals: insertAt(n.vals, i, v), size: n.size + 1}
+		if mine {
+			n.keys, n.vals = insertOwned(n.keys, i, key), insertOwned(n.vals, i, v)
+			n.size++
+			return n.splitIfFull()
+		}
+		c := &btnode{keys: insertAt(n.keys, i, key), vals: insertAt(n.vals, i, v), size: n.size + 1, owner: b}
 		return c.splitIfFull()
 	}
 	i := childIndex(n.keys, key)
-	old := n.children[i]
-	child, split := old.set(key, v)
-	c := &btnode{keys: clone(n.keys, 1), children: clone(n.children, 1), size: n.size - old.size + child.size}
+	oldSize := n.children[i].size // before set: a child of the batch changes in place
+	child, split := n.children[i].set(key, v, b)
+	c := n
+	if !mine {
+		c = &btnode{keys: clone(n.keys, 1), children: clone(n.children, 1), size: n.size, owner: b}
+	}
+	c.size += child.size - oldSize
 	c.keys[i], c.children[i] = child.keys[0], child
 	if split != nil {
-		c.keys = insertAt(c.keys, i+1, split.keys[0])
-		c.children = insertAt(c.children, i+1, split)
+		c.keys = insertOwned(c.keys, i+1, split.keys[0])
+		c.children = insertOwned(c.children, i+1, split)
 		c.size += split.size
 	}
 	return c.splitIfFull()
 }
 
-// splitIfFull splits a freshly built node that holds more than
-// btreeMaxEntries into two halves.
+// splitIfFull splits a node that holds more than btreeMaxEntries, freshly
+// built or of a batch, into two halves.
 func (n *btnode) splitIfFull() (*btnode, *btnode) {
 	if len(n.keys) <= btreeMaxEntries {
 		return n, nil
 	}
 	h := len(n.keys) / 2
-	right := &btnode{keys: clone(n.keys[h:], 0)}
+	right := &btnode{keys: clone(n.keys[h:], 0), owner: n.owner}
 	n.keys = n.keys[:h:h]
 	if n.leaf() {
 		right.vals = clone(n.vals[h:], 0)
@@ -264,6 +300,18 @@ func insertAt[T any](s []T, i int, v T) []T {
 	out[i] = v
 	copy(out[i+1:], s[i:])
 	return out
+}
+
+// insertOwned inserts v at i into s, a slice of a node the caller may
+// modify, in place if s has room; it grows s at most to a full node's
+// size plus one, so that nodes do not keep room they can never use.
+func insertOwned[T any](s []T, i int, v T) []T {
+	if len(s) == cap(s) { // REQUIRES: len(s) <= btreeMaxEntries
+		g := make([]T, len(s), min(max(2*len(s), 4), btreeMaxEntries+1))
+		copy(g, s)
+		s = g
+	}
+	return slices.Insert(s, i, v)
 }
 
 // removeAt returns a new slice without element i; s is not modified.

@@ -127,3 +127,52 @@ func TestBtreeAgainstModel(t *testing.T) {
 		}
 	}
 }
+
+// TestBtreeBatchAgainstModel interleaves batches of SetIn (new and
+// existing keys), plain Sets and Deletes, checking every published tree
+// against the model and that trees published before a batch are unchanged
+// by it (a batch modifies only the nodes it built).
+func TestBtreeBatchAgainstModel(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	type snap struct {
+		tree  btree
+		model map[string]*object
+	}
+	var snaps []snap
+	var tr btree
+	model := map[string]*object{}
+	for round := range 300 {
+		switch r.IntN(4) {
+		case 0: // plain writes between batches
+			for range r.IntN(50) {
+				k := fmt.Sprintf("ns-%d/p-%04d", r.IntN(5), r.IntN(2000))
+				if r.IntN(2) == 0 {
+					tr, _ = tr.Delete(k)
+					delete(model, k)
+				} else {
+					v := &object{key: k}
+					tr = tr.Set(k, v)
+					model[k] = v
+				}
+			}
+		default:
+			b := &btreeBatch{}
+			seq := r.IntN(2) == 0 // ascending keys, as a bulk load of one namespace
+			base := r.IntN(2000)
+			for i := range 1 + r.IntN(300) {
+				k := fmt.Sprintf("ns-%d/p-%04d", r.IntN(5), r.IntN(2000))
+				if seq {
+					k = fmt.Sprintf("ns-%d/q-%06d", round%5, base*1000+i)
+				}
+				v := &object{key: k}
+				tr = tr.SetIn(b, k, v)
+				model[k] = v
+			}
+		}
+		checkTree(t, tr, model)
+		snaps = append(snaps, snap{tr, maps.Clone(model)})
+	}
+	for _, s := range snaps {
+		checkTree(t, s.tree, s.model)
+	}
+}

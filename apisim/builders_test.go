@@ -50,7 +50,7 @@ func TestBuilders(t *testing.T) {
 					if tc.res.custom && ct == ctProtobuf {
 						continue
 					}
-					enc, err := tc.res.codec.encode(obj, ct)
+					enc, err := tc.res.codec.encode(nil, obj, ct)
 					if err != nil {
 						t.Fatal(err)
 					}

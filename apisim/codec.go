@@ -29,7 +29,8 @@ type codec interface {
 	// drop their TypeMeta; custom resources must name their own kind and
 	// apiVersion (or none, which are then set).
 	normalize(Object) error
-	encode(Object, contentType) ([]byte, error)
+	// encode appends the encoding of an object to dst.
+	encode(dst []byte, o Object, ct contentType) ([]byte, error)
 	decode([]byte, contentType) (Object, error)
 	// protobufMeta returns the ObjectMeta field of a protobuf encoding
 	// (field 1 of every Kubernetes object message) without decoding the
@@ -41,6 +42,7 @@ type codec interface {
 type protoObject interface {
 	Object
 	Marshal() ([]byte, error)
+	MarshalToSizedBuffer([]byte) (int, error)
 	Unmarshal([]byte) error
 	Size() int
 }
@@ -71,16 +73,21 @@ func (typedCodec[X, P]) normalize(o Object) error {
 	return nil
 }
 
-func (typedCodec[X, P]) encode(o Object, ct contentType) ([]byte, error) {
+func (typedCodec[X, P]) encode(dst []byte, o Object, ct contentType) ([]byte, error) {
 	if ct == ctProtobuf {
-		return o.(P).Marshal()
+		n := o.(P).Size()
+		out := grow(dst, n)[:len(dst)+n]
+		if _, err := o.(P).MarshalToSizedBuffer(out[len(dst):]); err != nil {
+			return dst, err
+		}
+		return out, nil
 	}
 	if !o.GetObjectKind().GroupVersionKind().Empty() {
 		return nil, errors.New("stored object carries TypeMeta")
 	}
-	var buf bytes.Buffer
+	buf := bytes.NewBuffer(dst)
 	buf.Grow(2 * o.(P).Size()) // JSON is about twice the protobuf size
-	if err := jsonSerializer.Encode(o, &buf); err != nil {
+	if err := jsonSerializer.Encode(o, buf); err != nil {
 		return nil, err
 	}
 	return bytes.TrimSuffix(buf.Bytes(), newline), nil
@@ -142,14 +149,15 @@ func (c unstructuredCodec) normalize(o Object) error {
 	return nil
 }
 
-func (unstructuredCodec) encode(o Object, ct contentType) ([]byte, error) {
+func (unstructuredCodec) encode(dst []byte, o Object, ct contentType) ([]byte, error) {
 	if ct != ctJSON {
 		return nil, errors.New("custom resources have no protobuf encoding")
 	}
 	m := maps.Clone(o.(*unstructured.Unstructured).Object)
 	delete(m, "apiVersion")
 	delete(m, "kind")
-	return json.Marshal(m)
+	b, err := json.Marshal(m)
+	return append(dst, b...), err
 }
 
 func (c unstructuredCodec) decode(b []byte, ct contentType) (Object, error) {

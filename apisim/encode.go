@@ -235,8 +235,9 @@ func (f *frameWriter) writeObject(body []byte) error {
 }
 
 // writeList writes a list holding items, whose encodings for f.v and f.ct
-// enc returns (called in order, once per item). For protobuf every item
-// must already be encoded (its size goes into the header).
+// enc returns (called in order, once per item; a result need stay valid
+// only until the next call). For protobuf every item must already be
+// encoded (its size goes into the header).
 func (f *frameWriter) writeList(meta metav1.ListMeta, items []*object, enc func(i int) []byte) error {
 	if f.ct == ctJSON {
 		m, err := json.Marshal(&meta)
@@ -276,7 +277,7 @@ func (f *frameWriter) writeList(meta metav1.ListMeta, items []*object, enc func(
 	slot := f.v.encoding(ctProtobuf)
 	body := lenField(len(lm))
 	for _, o := range items {
-		body += lenField(len(*o.enc[slot].Load()))
+		body += lenField(o.enc[slot].Load().len())
 	}
 	h := append(f.hdr[:0], protoMagic...)
 	h = append(h, f.v.listProto...)
@@ -323,7 +324,7 @@ func bookmarkBody(res *apiResource, v *view, ct contentType, rv uint64, initialE
 	}
 	obj.SetResourceVersion(om.ResourceVersion)
 	obj.SetAnnotations(om.Annotations)
-	return res.codec.encode(obj, ct)
+	return res.codec.encode(nil, obj, ct)
 }
 
 // encodeAhead makes sure every item has encoding enc, in parallel on all
@@ -333,6 +334,7 @@ func bookmarkBody(res *apiResource, v *view, ct contentType, rv uint64, initialE
 type encodeAhead struct {
 	items  []*object
 	enc    encoding
+	buf    []byte // at's: a delta's encoding is decoded into it
 	chunks []chan struct{}
 	next   atomic.Int64
 	quit   atomic.Bool
@@ -375,27 +377,30 @@ func (e *encodeAhead) work() {
 		}
 		end := min((c+1)*encodeChunk, len(e.items))
 		for _, o := range e.items[c*encodeChunk : end] {
-			o.encoded(e.enc)
+			o.stored(e.enc)
 		}
 		close(e.chunks[c])
 	}
 }
 
 // at returns the encoding of items[i], waiting for the workers if needed.
+// The result is valid until the next call of at.
 func (e *encodeAhead) at(i int) []byte {
 	if e.chunks != nil {
 		<-e.chunks[i/encodeChunk]
 	}
-	return e.items[i].encoded(e.enc)
+	var b []byte
+	b, e.buf = e.items[i].stored(e.enc).read(e.buf)
+	return b
 }
 
 // all waits until every item is encoded.
 func (e *encodeAhead) all() {
-	for i := 0; i < len(e.items); i += encodeChunk {
-		e.at(i)
+	for _, c := range e.chunks {
+		<-c
 	}
 	for _, o := range e.items {
-		o.encoded(e.enc)
+		o.stored(e.enc)
 	}
 }
 

@@ -65,7 +65,7 @@ func TestWireFormatMatchesAPIMachinery(t *testing.T) {
 			t.Run(tc.res.gvr.Resource+"/contentType="+ct.mediaType(), func(t *testing.T) {
 				obj := tc.res.codec.deepCopy(tc.objs[0])
 				obj.SetResourceVersion("12345")
-				body, err := tc.res.codec.encode(obj, ct)
+				body, err := tc.res.codec.encode(nil, obj, ct)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -1,7 +1,10 @@
 package apisim
 
 import (
+	"cmp"
 	"reflect"
+	"runtime"
+	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -108,20 +111,94 @@ func (o *Objects[T]) Delete(namespace, name string) (T, error) {
 
 // Load creates objs in order, taking ownership of them: the caller must not
 // use them afterwards. It is Create without the copies, for filling a large
-// store quickly. It stops at the first error.
+// store quickly: objects are published in batches of up to loadBatch, each
+// batch at once (one event and resourceVersion per object, as with
+// Create). It stops at the first error, having created the objects before
+// the failing one. With Config.EncodedOnly the new versions are encoded on
+// all cores while Load inserts the next ones.
 func (o *Objects[T]) Load(objs []T) error {
+	st := newSettler(o.res)
+	defer st.wait()
+	batch := make([]Object, 0, min(len(objs), loadBatch))
+	flush := func() error {
+		vs, err := o.st.insertBatch(o.res, batch)
+		for _, v := range vs {
+			st.add(v)
+		}
+		batch = batch[:0]
+		return err
+	}
 	for _, obj := range objs {
 		if isNil(obj) {
-			return badRequest("apisim: nil %s", o.res.singular)
+			return cmp.Or(flush(), badRequest("apisim: nil %s", o.res.singular))
 		}
 		if err := o.st.prepareCreate(o.res, obj); err != nil {
-			return err
+			return cmp.Or(flush(), err) // the first error, in order
 		}
-		if err := o.st.insert(o.res, obj); err != nil {
-			return err
+		batch = append(batch, obj)
+		if len(batch) == loadBatch {
+			if err := flush(); err != nil {
+				return err
+			}
 		}
 	}
-	return nil
+	return flush()
+}
+
+// loadBatch is the most objects Load publishes at once.
+const loadBatch = 1024
+
+// settler settles the versions a bulk load inserts on GOMAXPROCS goroutines
+// (compact resources only; otherwise it does nothing). Used by one
+// goroutine, which starts the workers with newSettler and waits for them
+// with wait.
+type settler struct {
+	work  chan []*object
+	batch []*object
+	wg    sync.WaitGroup
+}
+
+const settleBatch = 64
+
+func newSettler(res *apiResource) *settler {
+	st := &settler{}
+	if res.shared == nil {
+		return st
+	}
+	st.work = make(chan []*object, 4)
+	for range runtime.GOMAXPROCS(0) {
+		st.wg.Go(func() { // goroutine: a bulk load's encoder, owned by Load via wait
+			for batch := range st.work {
+				for _, v := range batch {
+					v.settle()
+				}
+			}
+		})
+	}
+	return st
+}
+
+func (st *settler) add(v *object) {
+	if st.work == nil {
+		return
+	}
+	st.batch = append(st.batch, v)
+	if len(st.batch) == settleBatch {
+		st.work <- st.batch
+		st.batch = make([]*object, 0, settleBatch)
+	}
+}
+
+// wait settles the rest and waits for the workers.
+func (st *settler) wait() {
+	if st.work == nil {
+		return
+	}
+	if len(st.batch) > 0 {
+		st.work <- st.batch
+	}
+	close(st.work)
+	st.wg.Wait()
 }
 
 // Get returns a copy of the current object namespace/name.
@@ -143,6 +220,13 @@ func (o *Objects[T]) List(namespace string) []T {
 		out[i] = obj.(T)
 	}
 	return out
+}
+
+// ResourceVersions returns "namespace/name" → resourceVersion of the
+// current objects in namespace ("" for all), without copying or decoding
+// any: what a check of a client's cache against the server needs.
+func (o *Objects[T]) ResourceVersions(namespace string) map[string]string {
+	return o.st.resourceVersions(o.res, namespace)
 }
 
 // Len returns the number of stored objects of the resource.

@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -204,7 +206,7 @@ func NewPod(namespace, name string, seed int64, opts PodOptions) *corev1.Pod {
 				{Name: "grpc", ContainerPort: 9000, Protocol: corev1.ProtocolTCP},
 				{Name: "metrics", ContainerPort: 9090, Protocol: corev1.ProtocolTCP},
 			},
-			Env: env(8, 16, "app"),
+			Env: templateEnv(envKey{appIdx, namespace, "app", 8, 16}, env),
 			EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{
 				LocalObjectReference: corev1.LocalObjectReference{Name: app + "-env"}}}},
 			Resources: corev1.ResourceRequirements{
@@ -238,7 +240,7 @@ func NewPod(namespace, name string, seed int64, opts PodOptions) *corev1.Pod {
 			Image: sidecarImage,
 			Args:  []string{"--config-path=/etc/" + sidecar + "/config.yaml", "--concurrency=2"},
 			Ports: []corev1.ContainerPort{{Name: "admin", ContainerPort: 15000, Protocol: corev1.ProtocolTCP}},
-			Env:   env(2, 8, sidecar),
+			Env:   templateEnv(envKey{appIdx, namespace, sidecar, 2, 8}, env),
 			Resources: corev1.ResourceRequirements{
 				Requests: corev1.ResourceList{
 					corev1.ResourceCPU:    resource.MustParse("50m"),
@@ -446,4 +448,48 @@ func ptrTo[T any](v T) *T { return &v }
 
 func sortedKeys(m map[string]string) []string {
 	return slices.Sorted(maps.Keys(m))
+}
+
+// envKey names the env vars of one container of a pod template: NewPod's
+// env closure is a pure function of these (its source is seeded by the app
+// and the container; values name services in the namespace).
+type envKey struct {
+	app          int
+	namespace    string
+	container    string
+	minN, spread int
+}
+
+// envCache memoizes the env vars of the templates NewPod has built
+// (envKey → []corev1.EnvVar, never modified), so that the replicas of a
+// template, which share them, do not format them again: formatting them
+// was over a quarter of NewPod's work. At most envCacheMax templates are
+// kept.
+var (
+	envCache    sync.Map
+	envCacheLen atomic.Int64
+)
+
+const envCacheMax = 1 << 14
+
+// templateEnv returns a private copy of the env vars k names, built by gen.
+func templateEnv(k envKey, gen func(minN, spread int, container string) []corev1.EnvVar) []corev1.EnvVar {
+	if v, ok := envCache.Load(k); ok {
+		return copyEnv(v.([]corev1.EnvVar))
+	}
+	env := gen(k.minN, k.spread, k.container)
+	if envCacheLen.Load() < envCacheMax {
+		if _, loaded := envCache.LoadOrStore(k, copyEnv(env)); !loaded {
+			envCacheLen.Add(1)
+		}
+	}
+	return env
+}
+
+func copyEnv(env []corev1.EnvVar) []corev1.EnvVar {
+	out := make([]corev1.EnvVar, len(env))
+	for i := range env {
+		env[i].DeepCopyInto(&out[i])
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package apisim
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -91,4 +92,51 @@ func templateOf(p *corev1.Pod) corev1.PodSpec {
 		s.Containers[i].VolumeMounts = slices.DeleteFunc(s.Containers[i].VolumeMounts, func(m corev1.VolumeMount) bool { return m.Name == token })
 	}
 	return s
+}
+
+// TestNewPodUnchanged: NewPod's pods are those it built before the
+// replicas of a template shared their env vars' formatting (envCache): the
+// protobuf of 6000 pods, over templates, namespaces and managedFields,
+// hashes as it did then (computed at the commit before envCache). A change
+// to NewPod's output on purpose updates the hash.
+func TestNewPodUnchanged(t *testing.T) {
+	h := sha256.New()
+	for i := range 3000 {
+		for _, mf := range []bool{false, true} {
+			b, err := NewPod(fmt.Sprintf("loadgen-%03d", i%7), fmt.Sprintf("pod-%06d", i), int64(1<<32+i), PodOptions{ManagedFields: mf, Apps: 1 + i%60}).Marshal()
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.Write(b)
+		}
+	}
+	if got, want := fmt.Sprintf("%x", h.Sum(nil)), "621f66aa1ca97c0d52256b86a149fd46532d6098a4792f26990bbfc2f06b462b"; got != want {
+		t.Errorf("NewPod's pods hash to %s, want %s", got, want)
+	}
+}
+
+// TestNewPodEnvPrivate: a pod's env vars are its own; changing them, in
+// the pod that first built them or in a later replica, does not change the
+// next replica's.
+func TestNewPodEnvPrivate(t *testing.T) {
+	const ns = "env-private" // a template no other test builds
+	mutate := func(p *corev1.Pod) {
+		for i := range p.Spec.Containers[0].Env {
+			e := &p.Spec.Containers[0].Env[i]
+			e.Value += "-changed"
+			if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil {
+				e.ValueFrom.FieldRef.FieldPath = "changed"
+			}
+		}
+	}
+	first := NewPod(ns, "a", 1, PodOptions{Apps: 1})
+	want := first.DeepCopy().Spec.Containers[0].Env
+	mutate(first)
+	for i, name := range []string{"b", "c"} {
+		p := NewPod(ns, name, int64(2+i), PodOptions{Apps: 1})
+		if got := p.Spec.Containers[0].Env; !apiequality.Semantic.DeepEqual(got, want) {
+			t.Fatalf("replica %s: env vars changed with another's:\n%v\nwant\n%v", name, got, want)
+		}
+		mutate(p)
+	}
 }

@@ -68,6 +68,13 @@ type apiResource struct {
 	fieldValues func(Object) []string
 	// full frames whole objects of the resource.
 	full *view
+	// primary is the encoding compact versions are kept in: protobuf, or
+	// JSON for a custom resource.
+	primary encoding
+	// shared, set with Config.EncodedOnly, holds what the resource's
+	// compact versions share (the only part of a resource that changes:
+	// its tables grow, safely for concurrent use); nil otherwise.
+	shared *sharedParts
 }
 
 func (r *apiResource) groupResource() schema.GroupResource { return r.gvr.GroupResource() }
@@ -179,12 +186,24 @@ func newResourceSet() *resourceSet {
 func (reg *resourceSet) add(r *apiResource) *apiResource {
 	r.prefix = r.gvr.Group + "/" + r.gvr.Resource + "/"
 	r.full = newView(r.gvr.GroupVersion().String(), r.kind, r.kind+"List", false, r.custom, 1, 2)
+	r.primary = encProtobuf
+	if r.custom {
+		r.primary = encJSON
+	}
 	if r.convertField == nil {
 		r.convertField = runtime.DefaultMetaV1FieldSelectorConversion
 	}
 	reg.all = append(reg.all, r)
 	reg.byPath[r.gvr.Group+"/"+r.gvr.Version+"/"+r.gvr.Resource] = r
 	return r
+}
+
+// compact makes every resource keep its versions compactly
+// (Config.EncodedOnly). REQUIRES: no object stored yet.
+func (reg *resourceSet) compact() {
+	for _, r := range reg.all {
+		r.shared = newSharedParts()
+	}
 }
 
 // lookup returns the resource served at group/version/resource.

@@ -56,10 +56,14 @@ func New(cfg Config) (*Server, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	reg := newResourceSet()
+	if cfg.EncodedOnly {
+		reg.compact()
+	}
 	return &Server{
 		cfg:       cfg,
 		st:        newStore(cfg),
-		reg:       newResourceSet(),
+		reg:       reg,
 		serveDone: make(chan struct{}),
 		closing:   make(chan struct{}),
 	}, nil

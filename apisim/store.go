@@ -3,6 +3,7 @@ package apisim
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -71,16 +72,16 @@ type store struct {
 
 	snapshots snapshotCache
 
-	encodedOnly bool // Config.EncodedOnly
-
 	nameSeq atomic.Uint64 // for generateName
+
+	newUID func() types.UID // uuid.NewUUID; tests make it deterministic
 }
 
 // initialRV is the resourceVersion of the empty store.
 const initialRV = 1
 
 func newStore(cfg Config) *store {
-	s := &store{log: make([]atomic.Pointer[event], cfg.History), encodedOnly: cfg.EncodedOnly}
+	s := &store{log: make([]atomic.Pointer[event], cfg.History), newUID: uuid.NewUUID}
 	s.cur.Store(&state{rv: initialRV})
 	s.minRV.Store(initialRV)
 	s.snapshots.init(cfg.ListSnapshots)
@@ -90,17 +91,37 @@ func newStore(cfg Config) *store {
 // publishLocked makes tree the current state and ev its newest event.
 // REQUIRES: s.mu held; ev.obj.rv == current rv + 1.
 func (s *store) publishLocked(tree btree, ev *event) {
-	ev.obj.encodedOnly = s.encodedOnly // not yet shared: published below
+	s.logLocked(ev)
+	s.publishTreeLocked(tree, ev.obj.rv)
+}
+
+// logLocked puts ev into history.
+// REQUIRES: s.mu held; ev.obj.rv == the RV of the last event logged + 1.
+func (s *store) logLocked(ev *event) {
 	rv := ev.obj.rv
 	s.log[rv%uint64(len(s.log))].Store(ev)
 	if n := uint64(len(s.log)); rv > n && rv-n > s.minRV.Load() {
 		s.minRV.Store(rv - n)
+		if rv%snapshotSweep == 0 {
+			// Snapshots older than history serve no continue token; each
+			// holds a tree of versions churn has replaced.
+			s.snapshots.dropBefore(rv - n)
+		}
 	}
+}
+
+// publishTreeLocked makes tree, holding every change logged up to rv, the
+// current state. REQUIRES: s.mu held; rv is the RV of the last event logged.
+func (s *store) publishTreeLocked(tree btree, rv uint64) {
 	s.cur.Store(&state{tree: tree, rv: rv})
 	for _, w := range s.mu.watchers {
 		w.notify(rv)
 	}
 }
+
+// snapshotSweep is how many writes apart list snapshots that history has
+// left behind are dropped.
+const snapshotSweep = 1024
 
 // eventAt returns the event that produced rv, or nil if it is no longer in
 // history. REQUIRES: rv <= an RV loaded from s.cur.
@@ -124,9 +145,11 @@ func (s *store) create(res *apiResource, in Object) (Object, error) {
 	if err := s.prepareCreate(res, obj); err != nil {
 		return nil, err
 	}
-	if err := s.insert(res, obj); err != nil {
+	o, err := s.insert(res, obj)
+	if err != nil {
 		return nil, err
 	}
+	o.settle()
 	return res.codec.deepCopy(obj), nil
 }
 
@@ -145,25 +168,61 @@ func (s *store) prepareCreate(res *apiResource, obj Object) error {
 	if obj.GetResourceVersion() != "" {
 		return badRequest("resourceVersion should not be set on objects to be created")
 	}
-	obj.SetUID(uuid.NewUUID())
+	obj.SetUID(s.newUID())
 	if ts := obj.GetCreationTimestamp(); ts.IsZero() {
 		obj.SetCreationTimestamp(metav1.NewTime(time.Now().Truncate(time.Second)))
 	}
 	return nil
 }
 
-// insert publishes obj as a new object; its resourceVersion is assigned here.
-func (s *store) insert(res *apiResource, obj Object) error {
+// insert publishes obj as a new object; its resourceVersion is assigned
+// here. The caller settles the version it returns.
+func (s *store) insert(res *apiResource, obj Object) (*object, error) {
 	key := res.key(obj.GetNamespace(), obj.GetName())
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cur := s.cur.Load()
 	if cur.tree.Get(key) != nil {
-		return apierrors.NewAlreadyExists(res.groupResource(), obj.GetName())
+		return nil, apierrors.NewAlreadyExists(res.groupResource(), obj.GetName())
 	}
 	o := newObject(res, obj, cur.rv+1)
-	s.publishLocked(cur.tree.Set(key, o), &event{typ: watch.Added, obj: o})
-	return nil
+	s.publishLocked(cur.tree.Set(o.key, o), &event{typ: watch.Added, obj: o})
+	return o, nil
+}
+
+// insertBatch inserts objs, which prepareCreate has prepared, as new
+// objects with consecutive resourceVersions, one event each, in one
+// publication: the store goes from the state before the first to the state
+// after the last at once (readers see either), and the tree's paths are
+// copied once per batch, not once per object. It stops at the first object
+// that exists, returning the versions inserted before it (which the caller
+// settles) and AlreadyExists.
+func (s *store) insertBatch(res *apiResource, objs []Object) ([]*object, error) {
+	if len(objs) == 0 {
+		return nil, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cur := s.cur.Load()
+	tree, b := cur.tree, &btreeBatch{}
+	out := make([]*object, 0, len(objs))
+	var err error
+	for i, obj := range objs {
+		if tree.Get(res.key(obj.GetNamespace(), obj.GetName())) != nil {
+			err = apierrors.NewAlreadyExists(res.groupResource(), obj.GetName())
+			break
+		}
+		o := newObject(res, obj, cur.rv+1+uint64(i))
+		tree = tree.SetIn(b, o.key, o)
+		out = append(out, o)
+	}
+	for _, o := range out {
+		s.logLocked(&event{typ: watch.Added, obj: o})
+	}
+	if len(out) > 0 {
+		s.publishTreeLocked(tree, out[len(out)-1].rv)
+	}
+	return out, err
 }
 
 func (s *store) update(res *apiResource, in Object) (Object, error) {
@@ -203,7 +262,7 @@ func (p preconditions) check(res *apiResource, name string, cur *object) error {
 		return apierrors.NewConflict(res.groupResource(), name,
 			fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", p.uid, cur.uid))
 	}
-	if p.rv != "" && p.rv != cur.rvString {
+	if p.rv != "" && p.rv != strconv.FormatUint(cur.rv, 10) {
 		return apierrors.NewConflict(res.groupResource(), name,
 			errors.New("the object has been modified; please apply your changes to the latest version and try again"))
 	}
@@ -213,7 +272,8 @@ func (p preconditions) check(res *apiResource, name string, cur *object) error {
 // replace swaps the current version of namespace/name for the object build
 // returns, retrying if another writer got there first, and returns the new
 // resourceVersion. build may be called more than once; the object it
-// returns becomes owned by the store.
+// returns becomes owned by the store (settling the new version drops the
+// store's reference to it, never changes it).
 func (s *store) replace(res *apiResource, namespace, name string, pre preconditions, build func(cur *object) Object) (uint64, error) {
 	key := res.key(namespace, name)
 	for {
@@ -241,6 +301,7 @@ func (s *store) replace(res *apiResource, namespace, name string, pre preconditi
 		s.publishLocked(st.tree.Set(key, o), &event{typ: watch.Modified, obj: o, prev: cur})
 		cur.release()
 		s.mu.Unlock()
+		o.settle()
 		return o.rv, nil
 	}
 }
@@ -270,6 +331,7 @@ func (s *store) delete(res *apiResource, namespace, name string, pre preconditio
 		s.publishLocked(tree, &event{typ: watch.Deleted, obj: tomb, prev: cur})
 		cur.release()
 		s.mu.Unlock()
+		tomb.settle()
 		return res.codec.deepCopy(final), nil
 	}
 }
@@ -292,6 +354,22 @@ func (s *store) list(res *apiResource, namespace string) []Object {
 			return false
 		}
 		out = append(out, res.codec.deepCopy(o.decoded()))
+		return true
+	})
+	return out
+}
+
+// resourceVersions returns "namespace/name" → resourceVersion of the
+// current objects of res in namespace ("" for all).
+func (s *store) resourceVersions(res *apiResource, namespace string) map[string]string {
+	from, end := res.keyRange(namespace)
+	tree := s.cur.Load().tree
+	out := make(map[string]string, tree.Rank(end)-tree.Rank(from))
+	tree.Ascend(from, func(key string, o *object) bool {
+		if key >= end {
+			return false
+		}
+		out[key[len(res.prefix):]] = strconv.FormatUint(o.rv, 10)
 		return true
 	})
 	return out

@@ -238,6 +238,7 @@ type watchStream struct {
 	fw     *frameWriter
 	f      *filter
 	events uint64 // not yet added to stats
+	buf    []byte // a delta's encoding is decoded into it
 }
 
 func (sw *watchStream) stopped() bool {
@@ -368,7 +369,9 @@ func (sw *watchStream) writeChange(ev *event) error {
 
 func (sw *watchStream) writeObjectEvent(typ watch.EventType, o *object) error {
 	sw.events++
-	return sw.fw.writeEvent(string(typ), o.encoded(sw.enc))
+	var b []byte
+	b, sw.buf = o.stored(sw.enc).read(sw.buf)
+	return sw.fw.writeEvent(string(typ), b)
 }
 
 // writeBookmark writes a BOOKMARK: an empty object carrying only rv (and, at

@@ -94,7 +94,7 @@ func (s *Server) serveWrite(w http.ResponseWriter, r *http.Request, res *apiReso
 			return
 		}
 	}
-	enc, err := res.codec.encode(out, fm.ct)
+	enc, err := res.codec.encode(nil, out, fm.ct)
 	if err != nil {
 		writeStatus(w, r, err)
 		return

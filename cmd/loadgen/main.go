@@ -88,8 +88,10 @@
 //
 // Unless GOMEMLIMIT is set, every loadgen process sets a soft memory limit
 // of half the machine's memory, trading GC CPU for a bounded peak. At 100k
-// pods a client holds ≈2.3 GiB of decoded pods, the parent ≈1 GiB of
-// encodings.
+// pods a client holds ≈2.3 GiB of decoded pods; the parent peaks at ≈0.6
+// GiB (the simulated server keeps ≈1 KB a pod: at 1M pods ≈0.9 GiB of
+// heap, ≈2.4 GiB of RSS at its peak while populating;
+// bench/results/apisim-1m.md).
 //
 // # Exit status
 //

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	goruntime "runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/shardinformer/shardinformer/apisim"
@@ -16,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-	metadataclient "k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/pager"
@@ -76,7 +76,9 @@ func newSimTarget(c config) (*simTarget, error) {
 	// otherwise be scanned by every GC cycle of the informers under test,
 	// pushing the live heap near loadgen's soft memory limit, where GC
 	// assists stall every goroutine and both informers' latency tails measure
-	// the collector rather than the informers.
+	// the collector rather than the informers. Its versions are compact
+	// (protobuf deltas against each ReplicaSet's first pod): ≈0.9 KB of
+	// heap a pod at 1M pods (bench/results/apisim-1m.md).
 	srv, err := apisim.New(apisim.Config{EncodedOnly: true})
 	if err != nil {
 		return nil, err
@@ -100,19 +102,56 @@ func namespaceName(e endpoint, i, n int) string {
 // needs no HTTP.
 func (t *simTarget) start() error { return t.srv.Start() }
 
+// populate generates the initial pods on GOMAXPROCS goroutines, a chunk at
+// a time and a few chunks ahead, and loads each chunk as it is ready. Nothing
+// is kept between trials: generating a pod (NewPod, ≈20–50 µs) costs no more
+// than decoding a kept encoding of it would, so the process holds only the
+// server's compact versions (apisim's Config.EncodedOnly: ≈1 KB a pod).
 func (t *simTarget) populate(ctx context.Context, n int, progress func(int)) error {
-	const chunk = 2000
-	for lo := 0; lo < n; lo += chunk {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		hi := min(lo+chunk, n)
-		pods, err := initialPods.get(t.seed, t.managedFields, t.namespaces, lo, hi, func(i int) *corev1.Pod {
-			return newPod(t.namespace(i), podName(i), podSeed(t.seed, i), t.managedFields)
+	const chunk = 500
+	chunks := (n + chunk - 1) / chunk
+	workers := goruntime.GOMAXPROCS(0)
+	ready := make([]chan []*corev1.Pod, chunks)
+	for c := range ready {
+		ready[c] = make(chan []*corev1.Pod, 1)
+	}
+	gctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
+	var next atomic.Int64
+	ahead := make(chan struct{}, workers+1) // chunks taken by generators and not yet loaded
+	for range workers {
+		wg.Go(func() { // one of populate's generators; populate waits for it
+			for {
+				select {
+				case ahead <- struct{}{}:
+				case <-gctx.Done():
+					return
+				}
+				c := int(next.Add(1) - 1)
+				if c >= chunks {
+					return
+				}
+				lo, hi := c*chunk, min((c+1)*chunk, n)
+				pods := make([]*corev1.Pod, 0, hi-lo)
+				for i := lo; i < hi; i++ {
+					pods = append(pods, newPod(t.namespace(i), podName(i), podSeed(t.seed, i), t.managedFields))
+				}
+				ready[c] <- pods // never blocks: one chunk per channel
+			}
 		})
-		if err != nil {
-			return err
+	}
+	for c := range chunks {
+		var pods []*corev1.Pod
+		select {
+		case pods = <-ready[c]:
+		case <-ctx.Done():
+			return ctx.Err()
 		}
+		<-ahead
 		if t.resource == resourceWidgets {
 			ws, err := podWidgets(pods)
 			if err != nil {
@@ -124,65 +163,9 @@ func (t *simTarget) populate(ctx context.Context, n int, progress func(int)) err
 		} else if err := t.srv.Load(pods); err != nil {
 			return err
 		}
-		progress(hi)
+		progress(min((c+1)*chunk, n))
 	}
 	return nil
-}
-
-// podCache keeps the simulator's initial pods encoded (protobuf), so that
-// every trial after the first loads them by decoding (≈30 µs a pod) instead
-// of generating them (NewPod: ≈0.2–0.4 ms). Encodings are byte slices the
-// garbage collector does not scan. Pods are a pure function of their index,
-// seed and options, so every trial of a seed gets identical pods. Used by
-// one populate at a time; get fills a chunk on GOMAXPROCS goroutines, each
-// writing distinct elements.
-type podCache struct {
-	mu         sync.Mutex
-	seed       int64
-	managed    bool
-	namespaces int
-	enc        [][]byte
-}
-
-var initialPods podCache
-
-// get returns fresh pods lo..hi-1, generating with gen those not cached yet.
-func (pc *podCache) get(seed int64, managed bool, namespaces, lo, hi int, gen func(i int) *corev1.Pod) ([]*corev1.Pod, error) {
-	pc.mu.Lock()
-	defer pc.mu.Unlock()
-	if pc.seed != seed || pc.managed != managed || pc.namespaces != namespaces {
-		pc.seed, pc.managed, pc.namespaces, pc.enc = seed, managed, namespaces, nil
-	}
-	for len(pc.enc) < hi {
-		pc.enc = append(pc.enc, nil)
-	}
-	out := make([]*corev1.Pod, hi-lo)
-	errs := make([]error, goruntime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
-	for w := range errs {
-		wg.Go(func() { // one of get's decoders; get waits for it
-			for i := lo + w; i < hi; i += len(errs) {
-				if b := pc.enc[i]; b != nil {
-					p := &corev1.Pod{}
-					if err := p.Unmarshal(b); err != nil {
-						errs[w] = fmt.Errorf("cached pod %d: %w", i, err)
-						return
-					}
-					out[i-lo] = p
-					continue
-				}
-				p := gen(i)
-				b, err := p.Marshal()
-				if err != nil {
-					errs[w] = fmt.Errorf("encode pod %d: %w", i, err)
-					return
-				}
-				pc.enc[i], out[i-lo] = b, p
-			}
-		})
-	}
-	wg.Wait()
-	return out, errors.Join(errs...)
 }
 
 func (t *simTarget) create(_ context.Context, ns, name string, seed int64, emitted int64) error {
@@ -218,37 +201,14 @@ func (t *simTarget) delete(_ context.Context, ns, name string) error {
 	return err
 }
 
-func (t *simTarget) state(ctx context.Context) (map[string]string, error) {
-	rc := t.srv.RESTConfig()
+// state reads the simulator's store in process: key → resourceVersion of
+// every object, without decoding one (a LIST would decode every pod in this
+// process: ≈45 s of CPU and a garbage-driven heap at 1M pods).
+func (t *simTarget) state(context.Context) (map[string]string, error) {
 	if t.resource == resourceWidgets {
-		mc, err := metadataclient.NewForConfig(rc)
-		if err != nil {
-			return nil, err
-		}
-		return listMetadataState(ctx, mc.Resource(apisim.WidgetsResource), metav1.ListOptions{})
+		return t.srv.Widgets().ResourceVersions(""), nil
 	}
-	rc.ContentType = runtime.ContentTypeProtobuf
-	cs, err := kubernetes.NewForConfig(rc)
-	if err != nil {
-		return nil, err
-	}
-	return listState(ctx, cs, metav1.ListOptions{})
-}
-
-// listMetadataState reads key → resourceVersion of every object of r
-// matching opts with a paginated metadata-only LIST.
-func listMetadataState(ctx context.Context, r metadataclient.ResourceInterface, opts metav1.ListOptions) (map[string]string, error) {
-	m := map[string]string{}
-	p := pager.New(pager.SimplePageFunc(func(o metav1.ListOptions) (runtime.Object, error) {
-		return r.List(ctx, o)
-	}))
-	p.PageSize = 500
-	err := p.EachListItem(ctx, opts, func(obj runtime.Object) error {
-		o := obj.(*metav1.PartialObjectMetadata)
-		m[o.Namespace+"/"+o.Name] = o.ResourceVersion
-		return nil
-	})
-	return m, err
+	return t.srv.Pods().ResourceVersions(""), nil
 }
 
 // podWidget is a custom resource of apisim's widgets with p's content:
