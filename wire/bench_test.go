@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/shardinformer/shardinformer/apisim"
+	"github.com/shardinformer/shardinformer/wire/internal/diet"
 )
 
 var benchPodsGVR = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
@@ -239,28 +240,24 @@ func BenchmarkHeapPerPod(b *testing.B) {
 	b.Run("impl=client-go", func(b *testing.B) {
 		measure(b, func() []watch.Event { return decodeAllClientGo(b, stream) })
 	})
-	wireRun := func(name string, d diet) {
+	wireRun := func(name string, d diet.Config) {
 		b.Run(name, func(b *testing.B) {
 			lw := testLW(b, Resource{GVR: benchPodsGVR, Object: &corev1.Pod{}}, WithWorkers(1))
 			measure(b, func() []watch.Event {
-				lw.codec.diet = d
-				lw.codec.diet.interners = newInterners(1) // each run pays for what it caches
-				if d.sharing() {
-					lw.codec.diet.versions = newVersions() // and for its table of versions
-				}
+				lw.codec.diet = diet.New(d, 1) // each run pays for what it caches, and for its table of versions
 				return wireWatch(lw, stream)
 			})
 		})
 	}
-	wireRun("impl=wire", diet{})
-	wireRun("impl=wire/diet=drop", diet{dropManagedFields: true})
-	wireRun("impl=wire/diet=drop+intern", diet{dropManagedFields: true, intern: true, classes: internDefault})
-	wireRun("impl=wire/diet=drop+compact", diet{dropManagedFields: true, compact: true})
-	wireRun("impl=wire/diet=drop+intern+compact", diet{dropManagedFields: true, intern: true, compact: true, classes: internDefault})
-	wireRun("impl=wire/diet=full", diet{dropManagedFields: true, intern: true, compact: true, share: true, classes: internDefault})
-	wireRun("impl=wire/diet=full+shared-maps", diet{dropManagedFields: true, intern: true, compact: true, share: true, shareMaps: true, classes: internDefault})
-	for _, c := range internClasses {
-		wireRun("impl=wire/diet=drop/class="+c.name, diet{dropManagedFields: true, intern: true, classes: c.c})
+	wireRun("impl=wire", diet.Config{})
+	wireRun("impl=wire/diet=drop", diet.Config{DropManagedFields: true})
+	wireRun("impl=wire/diet=drop+intern", diet.Config{DropManagedFields: true, Intern: true})
+	wireRun("impl=wire/diet=drop+compact", diet.Config{DropManagedFields: true, Compact: true})
+	wireRun("impl=wire/diet=drop+intern+compact", diet.Config{DropManagedFields: true, Intern: true, Compact: true})
+	wireRun("impl=wire/diet=full", diet.Config{DropManagedFields: true, Intern: true, Compact: true, Share: true})
+	wireRun("impl=wire/diet=full+shared-maps", diet.Config{DropManagedFields: true, Intern: true, Compact: true, Share: true, ShareMaps: true})
+	for _, c := range diet.InternClasses {
+		wireRun("impl=wire/diet=drop/class="+c.Name, diet.Config{DropManagedFields: true, Intern: true, Classes: c.Class})
 	}
 }
 

@@ -22,6 +22,7 @@ import (
 	kjson "sigs.k8s.io/json"
 
 	"github.com/shardinformer/shardinformer/wire/internal/cborwire"
+	"github.com/shardinformer/shardinformer/wire/internal/diet"
 	"github.com/shardinformer/shardinformer/wire/internal/jsonwire"
 	"github.com/shardinformer/shardinformer/wire/internal/pbwire"
 )
@@ -84,16 +85,19 @@ type codec struct {
 	// decoding but the FieldsV1 of its metadata's managedFields.
 	cborDirect bool
 
-	diet diet
+	// diet is applied to every object decoded (diet.Applier.Apply), and
+	// decodes protobuf pods when they are shared (ProtoPod).
+	diet *diet.Applier
 	// pod: the resource is pods, whose diet shares parts before decoding
-	// (diet.protoPod).
+	// (diet.Applier.ProtoPod) and which are decoded into exact-size slices
+	// without it (diet.DecodePod).
 	pod bool
 	// metadata: the objects are metav1.PartialObjectMetadata (metadata.go);
 	// typed is set too, and there is no CBOR.
 	metadata bool
 }
 
-func newCodec(res Resource, d diet) (*codec, error) {
+func newCodec(res Resource, d *diet.Applier) (*codec, error) {
 	if isMetadata(res.Object) {
 		return newMetadataCodec(d)
 	}
@@ -216,7 +220,7 @@ func (c *codec) referenceEvent(f format, frame []byte) (watch.Event, error) {
 // decodes on several goroutines).
 func (c *codec) decodeObject(f format, b []byte) (runtime.Object, error) {
 	if f == formatCBOR {
-		if c.diet.dropManagedFields {
+		if c.diet.DropManagedFields {
 			b, _ = cborwire.DropManagedFields(b)
 		}
 		return c.referenceObject(f, b)
@@ -228,7 +232,7 @@ func (c *codec) decodeObject(f format, b []byte) (runtime.Object, error) {
 		}
 		return c.protoItem(raw)
 	}
-	out, apiVersion, kind, ok := jsonwire.Inspect(b, c.diet.dropManagedFields)
+	out, apiVersion, kind, ok := jsonwire.Inspect(b, c.diet.DropManagedFields)
 	if !ok {
 		return c.referenceObject(f, b)
 	}
@@ -241,7 +245,7 @@ func (c *codec) decodeObject(f format, b []byte) (runtime.Object, error) {
 			return nil, err
 		}
 		obj.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{}) // as WithoutVersionDecoder does
-		return c.diet.apply(obj), nil
+		return c.diet.Apply(obj), nil
 	}
 	gv, err := schema.ParseGroupVersion(apiVersion)
 	if err != nil || kind == "" || gv.Version == "" || c.known(gv.WithKind(kind)) {
@@ -251,7 +255,7 @@ func (c *codec) decodeObject(f format, b []byte) (runtime.Object, error) {
 	if err := utiljson.Unmarshal(out, &u.Object); err != nil {
 		return nil, err
 	}
-	return c.diet.apply(u), nil
+	return c.diet.Apply(u), nil
 }
 
 // referenceObject decodes an object with client-go's decoder, then applies
@@ -261,10 +265,10 @@ func (c *codec) referenceObject(f format, b []byte) (runtime.Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	if c.diet.dropManagedFields {
+	if c.diet.DropManagedFields {
 		clearManagedFields(obj)
 	}
-	return c.diet.apply(obj), nil
+	return c.diet.Apply(obj), nil
 }
 
 func clearManagedFields(obj runtime.Object) {
@@ -280,36 +284,36 @@ func clearManagedFields(obj runtime.Object) {
 // enveloped object of the resource's kind); b may be modified.
 func (c *codec) protoItem(b []byte) (runtime.Object, error) {
 	excised := false
-	if c.diet.dropManagedFields && c.canExcise {
+	if c.diet.DropManagedFields && c.canExcise {
 		var err error
 		if b, err = pbwire.DropManagedFields(b); err != nil {
 			return nil, err
 		}
 		excised = true
 	}
-	if c.pod && c.diet.sharing() && (excised || !c.diet.dropManagedFields) {
-		return c.diet.protoPod(b)
+	if c.pod && c.diet.Sharing() && (excised || !c.diet.DropManagedFields) {
+		return c.diet.ProtoPod(b)
 	}
 	obj := c.newItem()
 	var err error
 	if pod, ok := obj.(*corev1.Pod); ok {
-		err = decodePod(pod, b)
+		err = diet.DecodePod(pod, b)
 	} else {
 		err = obj.(unmarshaler).Unmarshal(b)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if c.diet.dropManagedFields && !excised {
+	if c.diet.DropManagedFields && !excised {
 		clearManagedFields(obj)
 	}
-	return c.diet.apply(obj), nil
+	return c.diet.Apply(obj), nil
 }
 
 // jsonItem decodes a list item of a JSON list; b may be modified.
 func (c *codec) jsonItem(b []byte) (runtime.Object, error) {
 	dropped := false
-	if c.diet.dropManagedFields {
+	if c.diet.DropManagedFields {
 		var ok bool
 		if b, _, _, ok = jsonwire.Inspect(b, true); ok {
 			dropped = true
@@ -328,10 +332,10 @@ func (c *codec) jsonItem(b []byte) (runtime.Object, error) {
 		}
 		obj = u
 	}
-	if c.diet.dropManagedFields && !dropped {
+	if c.diet.DropManagedFields && !dropped {
 		clearManagedFields(obj)
 	}
-	return c.diet.apply(obj), nil
+	return c.diet.Apply(obj), nil
 }
 
 // cborListItem decodes an item of a CBOR list as client-go's decode of the
@@ -347,16 +351,16 @@ func (c *codec) jsonItem(b []byte) (runtime.Object, error) {
 // does. On any error the serializer decodes the item, and its result or
 // error is the one client-go's would be.
 func (c *codec) cborListItem(b []byte) (runtime.Object, error) {
-	if c.diet.dropManagedFields {
+	if c.diet.DropManagedFields {
 		b, _ = cborwire.DropManagedFields(b)
 	}
 	if c.cborDirect {
 		obj := c.newItem()
-		if direct.Unmarshal(b, obj) == nil && (c.diet.dropManagedFields || transcodeManagedFields(obj) == nil) {
-			if c.diet.dropManagedFields {
+		if direct.Unmarshal(b, obj) == nil && (c.diet.DropManagedFields || transcodeManagedFields(obj) == nil) {
+			if c.diet.DropManagedFields {
 				clearManagedFields(obj)
 			}
-			return c.diet.apply(obj), nil
+			return c.diet.Apply(obj), nil
 		}
 	}
 	var into runtime.Object = &unstructured.Unstructured{}
@@ -372,10 +376,10 @@ func (c *codec) cborListItem(b []byte) (runtime.Object, error) {
 	}
 	// An unstructured item without kind or apiVersion is decoded all the
 	// same; the list gives it its own (listBuilder.unstructuredList).
-	if c.diet.dropManagedFields {
+	if c.diet.DropManagedFields {
 		clearManagedFields(into)
 	}
-	return c.diet.apply(into), nil
+	return c.diet.Apply(into), nil
 }
 
 // transcodeManagedFields rewrites the FieldsV1 of obj's managedFields, as

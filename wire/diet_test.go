@@ -1,58 +1,72 @@
 package wire
 
 import (
-	"bytes"
 	"fmt"
-	"math/rand"
 	"reflect"
 	"testing"
 	"unsafe"
 
-	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/apitesting/fuzzer"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	metafuzzer "k8s.io/apimachinery/pkg/apis/meta/fuzzer"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/shardinformer/shardinformer/apisim"
 )
 
-// triplets returns three pods that differ only in name and uid.
-func triplets() []watch.Event {
-	a := apisim.NewPod("ns", "a", 7, apisim.PodOptions{ManagedFields: true})
-	events := []watch.Event{{Type: watch.Added, Object: a}}
-	for _, name := range []string{"b", "c"} {
-		p := a.DeepCopy()
-		p.Name, p.UID = name, types.UID("uid-"+name)
-		events = append(events, watch.Event{Type: watch.Added, Object: p})
+// TestWithoutDiet: WithoutDiet undoes the diet of the options before it,
+// and steps after it apply.
+func TestWithoutDiet(t *testing.T) {
+	configure := func(opts ...Option) config {
+		var c config
+		for _, o := range opts {
+			o(&c)
+		}
+		return c
 	}
-	return events
+	if c := configure(WithDiet(), WithSharedValues(), WithoutDiet()); c.diet.On() || c.diet.Sharing() {
+		t.Errorf("WithDiet, WithSharedValues, WithoutDiet: diet %+v is on", c.diet)
+	}
+	c := configure(WithDiet(), WithoutDiet(), WithInterning())
+	if d := c.diet; !d.Intern || d.DropManagedFields || d.Compact || d.Sharing() {
+		t.Errorf("WithDiet, WithoutDiet, WithInterning: diet %+v, want interning only", d)
+	}
 }
 
-func mapPtr(m any) uintptr { return reflect.ValueOf(m).Pointer() }
-
-// TestDietSharing: the diet's objects equal the plain decode without
-// managedFields; WithDiet shares strings and the identical parts without
-// maps (tolerations, probes, env, owner references) between pods — from a
-// part's second sighting on: the second and third pod share, the first
-// keeps its own — never maps (resources, node selector, labels) — those
-// only with WithSharedValues — and never what differs between pods
-// (containers).
-func TestDietSharing(t *testing.T) {
-	fixHash(t)
+// TestDietThroughCodec: the codec hands every object to the diet at the
+// seam (internal/diet's tests check the diet itself there): through a
+// ListerWatcher, pods of one template decode with WithDiet to the plain
+// decode without managedFields, and the later ones share parts without
+// maps, never maps — those only with WithSharedValues — in every format;
+// protobuf pods go to diet.Applier.ProtoPod, where an update takes the
+// spec of its previous version. (Whether a given part is shared depends on
+// the process's hash seed, which tests of the diet fix; here any of a few
+// shared parts will do.)
+func TestDietThroughCodec(t *testing.T) {
+	base := apisim.NewPod("ns", "p", 7, apisim.PodOptions{ManagedFields: true})
+	var events []watch.Event
+	for i := range 6 {
+		p := base.DeepCopy()
+		p.Name, p.UID = fmt.Sprintf("p-%d", i), types.UID(fmt.Sprint(i))
+		events = append(events, watch.Event{Type: watch.Added, Object: p})
+	}
+	update := events[0].Object.(*corev1.Pod).DeepCopy()
+	update.ResourceVersion, update.Annotations["touched"] = "8", "yes"
+	events = append(events, watch.Event{Type: watch.Modified, Object: update})
+	ptr := func(v any) uintptr { return reflect.ValueOf(v).Pointer() }
 	for _, f := range formats {
-		stream := encodeWatch(t, f, triplets(), podGV)
-		plain := wireWatch(testLW(t, Resource{GVR: benchPodsGVR, Object: &corev1.Pod{}}, WithContentType(f.contentType())), stream)
+		res := Resource{GVR: benchPodsGVR, Object: &corev1.Pod{}}
+		stream := encodeWatch(t, f, events, podGV)
+		plain := wireWatch(testLW(t, res, WithContentType(f.contentType())), stream)
 		for _, sharedMaps := range []bool{false, true} {
 			opts := []Option{WithContentType(f.contentType()), WithWorkers(1), WithDiet()}
 			if sharedMaps {
 				opts = append(opts, WithSharedValues())
 			}
-			got := wireWatch(testLW(t, Resource{GVR: benchPodsGVR, Object: &corev1.Pod{}}, opts...), stream)
+			got := wireWatch(testLW(t, res, opts...), stream)
+			if len(got) != len(plain) {
+				t.Fatalf("%s: %d events, want %d", f, len(got), len(plain))
+			}
 			for i := range got {
 				want := plain[i].Object.(*corev1.Pod).DeepCopy()
 				want.ManagedFields = nil
@@ -60,312 +74,24 @@ func TestDietSharing(t *testing.T) {
 					t.Fatalf("%s sharedMaps=%v: pod %d differs from the plain decode", f, sharedMaps, i)
 				}
 			}
-			first, a, b := got[0].Object.(*corev1.Pod), got[1].Object.(*corev1.Pod), got[2].Object.(*corev1.Pod)
-			if &first.Spec.Tolerations[0] == &a.Spec.Tolerations[0] || first.Spec.Containers[0].LivenessProbe == a.Spec.Containers[0].LivenessProbe {
-				t.Fatalf("%s: a part seen once was cached", f)
-			}
+			a, b := got[4].Object.(*corev1.Pod), got[5].Object.(*corev1.Pod)
 			ca, cb := &a.Spec.Containers[0], &b.Spec.Containers[0]
-			if &a.Spec.Tolerations[0] != &b.Spec.Tolerations[0] || ca.LivenessProbe != cb.LivenessProbe ||
-				&ca.Env[0] != &cb.Env[0] || &a.OwnerReferences[0] != &b.OwnerReferences[0] {
-				t.Fatalf("%s: tolerations, probe, env or owner references not shared", f)
+			if &a.Spec.Tolerations[0] != &b.Spec.Tolerations[0] && ca.LivenessProbe != cb.LivenessProbe &&
+				&ca.Env[0] != &cb.Env[0] && &a.OwnerReferences[0] != &b.OwnerReferences[0] {
+				t.Fatalf("%s: neither tolerations, probe, env nor owner references shared", f)
 			}
-			sameRes := mapPtr(ca.Resources.Requests) == mapPtr(cb.Resources.Requests)
-			sameSel := mapPtr(a.Spec.NodeSelector) == mapPtr(b.Spec.NodeSelector)
-			if sameRes != sharedMaps || sameSel != sharedMaps {
+			sameRes := ptr(ca.Resources.Requests) == ptr(cb.Resources.Requests)
+			sameSel := ptr(a.Spec.NodeSelector) == ptr(b.Spec.NodeSelector)
+			if sharedMaps != (sameRes || sameSel) {
 				t.Fatalf("%s sharedMaps=%v: resources %v, node selector %v shared", f, sharedMaps, sameRes, sameSel)
 			}
-			if mapPtr(a.Labels) == mapPtr(b.Labels) || ca == cb {
+			if ptr(a.Labels) == ptr(b.Labels) || ca == cb {
 				t.Fatalf("%s: labels or containers shared", f)
 			}
-			if f == formatProtobuf && unsafeStringData(ca.Image) != unsafeStringData(cb.Image) {
-				t.Fatalf("image strings not interned")
+			first, next := got[0].Object.(*corev1.Pod), got[6].Object.(*corev1.Pod)
+			if reused := unsafe.SliceData(first.Spec.Volumes) == unsafe.SliceData(next.Spec.Volumes); reused != (f == formatProtobuf) {
+				t.Fatalf("%s: the update took its previous version's spec: %v, want %v (protobuf only)", f, reused, f == formatProtobuf)
 			}
 		}
-	}
-}
-
-func unsafeStringData(s string) *byte { return unsafe.StringData(s) }
-
-// fixHash makes hashKey FNV-1a until the test ends, so that the keys that
-// collide in the interner's tables are the same in every run: a test that
-// asserts what is shared must not depend on the process's random seed.
-func fixHash(t *testing.T) {
-	fixHashTo(t, func(s string) uint64 {
-		h := uint64(14695981039346656037)
-		for i := range len(s) {
-			h = (h ^ uint64(s[i])) * 1099511628211
-		}
-		return h
-	})
-}
-
-func fixHashTo(t *testing.T, f func(string) uint64) {
-	prev := hashKey
-	hashKey = f
-	t.Cleanup(func() { hashKey = prev })
-}
-
-// TestSeenTwoWays: two parts whose hashes fall in one set of the seen
-// table are both remembered, whatever their order pod after pod; a third
-// in the same set pushes out the older of the two (x, stored first).
-func TestSeenTwoWays(t *testing.T) {
-	in := new(interner)
-	x, y, z := uint64(7)<<32|2, uint64(7)<<32|4, uint64(6)<<32|8 // one set: slots 6 and 7
-	for i, c := range []struct {
-		h    uint64
-		want bool
-	}{{x, false}, {y, false}, {x, true}, {y, true}, {z, false}, {y, true}, {x, false}} {
-		if got := in.seenBefore(c.h); got != c.want {
-			t.Fatalf("step %d: seenBefore(%#x) = %v, want %v", i, c.h, got, c.want)
-		}
-	}
-}
-
-// TestInterner: canonical returns an equal string, the first copy it saw
-// while that stays cached; a string that was used is not replaced by one
-// miss on its slot (second chance) but is by the next one after that.
-func TestInterner(t *testing.T) {
-	fixHash(t)
-	in := new(interner)
-	a := string([]byte("kube-system"))
-	b := string([]byte("kube-system"))
-	if got := in.canonical(a); unsafeStringData(got) != unsafeStringData(a) {
-		t.Fatal("a miss did not return its own string")
-	}
-	if got := in.canonical(b); got != b || unsafeStringData(got) != unsafeStringData(a) {
-		t.Fatal("a hit did not return the cached copy")
-	}
-	slot := func(s string) uint64 { return hashKey(s) & (internSlots - 1) }
-	var rival string
-	for i := 0; rival == ""; i++ {
-		if s := fmt.Sprintf("rival-%d", i); slot(s) == slot(a) {
-			rival = s
-		}
-	}
-	if got := in.canonical(rival); got != rival {
-		t.Fatal("canonical changed a string's value")
-	}
-	if got := in.canonical(b); unsafeStringData(got) != unsafeStringData(a) {
-		t.Fatal("a used string lost its slot to one miss")
-	}
-	in.canonical(rival) // clears the second chance b's hit gave a
-	if got := in.canonical(rival); unsafeStringData(got) != unsafeStringData(rival) {
-		t.Fatal("rival did not replace an unused string")
-	}
-	if got := in.canonical(b); unsafeStringData(got) != unsafeStringData(b) {
-		t.Fatal("a evicted, but b did not become the canonical copy")
-	}
-}
-
-// TestDietSharingRandom: pods made of random parts that repeat across
-// them (randfill pods, each part of a container, the spec and the volumes
-// copied from one of a few random pods or random itself) decode with the
-// diet, with and without shared maps and for 1 and 2 workers, to the plain
-// decode without managedFields — protobuf pods through sharing before
-// decoding, JSON through sharing after — and parts are shared.
-func TestDietSharingRandom(t *testing.T) {
-	sharedEnv := 0
-	for seed := int64(0); seed < 30; seed++ {
-		r := rand.New(rand.NewSource(seed))
-		f := fuzzer.FuzzerFor(metafuzzer.Funcs, rand.NewSource(seed), scheme.Codecs).NilChance(0.3).NumElements(0, 3)
-		bases := make([]*corev1.Pod, 3)
-		for i := range bases {
-			bases[i] = &corev1.Pod{}
-			f.Fill(bases[i])
-			bases[i].TypeMeta = metav1.TypeMeta{}
-		}
-		pick := func() *corev1.Pod { return bases[r.Intn(len(bases))] }
-		events := make([]watch.Event, 12)
-		for i := range events {
-			p := pick().DeepCopy()
-			p.Name, p.UID, p.ResourceVersion = fmt.Sprintf("pod-%d", i), types.UID(fmt.Sprint(i)), fmt.Sprint(i+1)
-			if r.Intn(3) == 0 {
-				p.Spec.Tolerations = pick().DeepCopy().Spec.Tolerations
-			}
-			if q := pick().DeepCopy(); r.Intn(3) == 0 {
-				p.Spec.Affinity, p.Spec.NodeSelector, p.OwnerReferences = q.Spec.Affinity, q.Spec.NodeSelector, q.OwnerReferences
-			}
-			for j := range p.Spec.Volumes {
-				if q := pick().DeepCopy(); j < len(q.Spec.Volumes) && r.Intn(2) == 0 {
-					p.Spec.Volumes[j].VolumeSource = q.Spec.Volumes[j].VolumeSource
-				}
-			}
-			for j := range p.Spec.Containers {
-				c, q := &p.Spec.Containers[j], pick().DeepCopy()
-				if j >= len(q.Spec.Containers) {
-					continue
-				}
-				o := &q.Spec.Containers[j]
-				switch r.Intn(4) {
-				case 0:
-					c.Env, c.Args, c.LivenessProbe = o.Env, o.Args, o.LivenessProbe
-				case 1:
-					c.Resources, c.SecurityContext, c.Ports = o.Resources, o.SecurityContext, o.Ports
-				case 2:
-					f.Fill(&c.Env)
-				}
-			}
-			events[i] = watch.Event{Type: watch.Added, Object: p}
-		}
-		for _, fm := range formats {
-			stream := encodeWatch(t, fm, events, podGV)
-			res := Resource{GVR: benchPodsGVR, Object: &corev1.Pod{}}
-			plain := wireWatch(testLW(t, res, WithContentType(fm.contentType())), stream)
-			for _, shared := range []bool{false, true} {
-				for workers := 1; workers <= 2; workers++ {
-					opts := []Option{WithContentType(fm.contentType()), WithWorkers(workers), WithDiet()}
-					if shared {
-						opts = append(opts, WithSharedValues())
-					}
-					got := wireWatch(testLW(t, res, opts...), stream)
-					if len(got) != len(plain) {
-						t.Fatalf("seed %d %s: %d events, want %d", seed, fm, len(got), len(plain))
-					}
-					for i := range got {
-						want := plain[i].Object.(*corev1.Pod).DeepCopy()
-						want.ManagedFields = nil
-						if !apiequality.Semantic.DeepEqual(want, got[i].Object) {
-							t.Fatalf("seed %d %s shared=%v workers=%d: pod %d differs from the plain decode:\n%s", seed, fm, shared, workers, i,
-								cmp.Diff(want, got[i].Object))
-						}
-						for k := range i {
-							a, b := got[k].Object.(*corev1.Pod), got[i].Object.(*corev1.Pod)
-							if len(a.Spec.Containers) > 0 && len(b.Spec.Containers) > 0 && len(a.Spec.Containers[0].Env) > 0 &&
-								len(b.Spec.Containers[0].Env) > 0 && &a.Spec.Containers[0].Env[0] == &b.Spec.Containers[0].Env[0] {
-								sharedEnv++
-							}
-						}
-					}
-				}
-			}
-		}
-	}
-	if sharedEnv == 0 {
-		t.Fatal("no pods shared an env list: the test does not exercise sharing")
-	}
-}
-
-// dietPods decodes each of raws with d.protoPod and checks that it equals
-// the plain unmarshal.
-func dietPods(t *testing.T, d diet, raws [][]byte) []*corev1.Pod {
-	t.Helper()
-	out := make([]*corev1.Pod, len(raws))
-	for i, raw := range raws {
-		var want corev1.Pod
-		if err := want.Unmarshal(raw); err != nil {
-			t.Fatal(err)
-		}
-		got, err := d.protoPod(bytes.Clone(raw))
-		if err != nil {
-			t.Fatalf("pod %d: %v", i, err)
-		}
-		if !apiequality.Semantic.DeepEqual(&want, got) {
-			t.Fatalf("pod %d differs from the plain decode:\n%s", i, cmp.Diff(&want, got))
-		}
-		out[i] = got.(*corev1.Pod)
-	}
-	return out
-}
-
-// cachedParts counts the values an interner caches for sharing.
-func cachedParts(in *interner) int {
-	n := 0
-	for i := range in.shared {
-		if in.shared[i].val != nil {
-			n++
-		}
-	}
-	return n
-}
-
-// TestShareSightings: a part seen once is not cached (no slot, no copy of
-// its bytes, nothing shared); on its second sighting the pod's value is
-// cached, and every later pod with the same bytes shares it.
-func TestShareSightings(t *testing.T) {
-	fixHash(t)
-	base := apisim.NewPod("ns", "p", 7, apisim.PodOptions{})
-	raws := make([][]byte, 5)
-	for i := range raws {
-		p := base.DeepCopy()
-		p.Name, p.UID = fmt.Sprintf("p-%d", i), types.UID(fmt.Sprint(i))
-		raws[i], _ = p.Marshal()
-	}
-	in := new(interner)
-	d := diet{intern: true, compact: true, share: true, classes: internDefault, interners: newInterners(1)}
-	d.interners.put(in)
-	once := dietPods(t, d, raws[:1])
-	if n := cachedParts(in); n != 0 {
-		t.Fatalf("%d parts cached after one sighting, want 0", n)
-	}
-	pods := append(once, dietPods(t, d, raws[1:])...)
-	if cachedParts(in) == 0 {
-		t.Fatal("nothing cached after the second sighting")
-	}
-	tol := func(p *corev1.Pod) *corev1.Toleration { return &p.Spec.Tolerations[0] }
-	probe := func(p *corev1.Pod) *corev1.Probe { return p.Spec.Containers[0].LivenessProbe }
-	if tol(pods[0]) == tol(pods[1]) || probe(pods[0]) == probe(pods[1]) {
-		t.Fatal("the first sighting's parts were shared")
-	}
-	for i := 2; i < len(pods); i++ {
-		if tol(pods[i]) != tol(pods[1]) || probe(pods[i]) != probe(pods[1]) {
-			t.Fatalf("pod %d does not share the second sighting's parts", i)
-		}
-	}
-}
-
-// TestShareHashCollision: with every sharing key hashed alike (one set of
-// the cache and one slot of the seen table for all parts), pods whose
-// parts differ still decode to the plain decode and never share a part
-// with different bytes; parts with equal bytes still share.
-func TestShareHashCollision(t *testing.T) {
-	mk := func(seed int64, tier string) []byte {
-		p := apisim.NewPod("ns", fmt.Sprintf("p-%d", seed), seed, apisim.PodOptions{})
-		p.Spec.Tolerations[2].Value = tier
-		b, _ := p.Marshal()
-		return b
-	}
-	// a and b differ in their tolerations (and more); each comes three
-	// times, interleaved.
-	a, b := mk(1, "a"), mk(2, "b")
-	raws := [][]byte{a, b, a, b, a, b}
-	fixHash(t)
-	for _, collide := range []bool{false, true} {
-		in := new(interner)
-		if collide {
-			fixHashTo(t, func(string) uint64 { return 42 })
-		}
-		d := diet{intern: true, compact: true, share: true, shareMaps: true, classes: internAll, interners: newInterners(1)}
-		d.interners.put(in)
-		pods := dietPods(t, d, raws)
-		tol := func(i int) *corev1.Toleration { return &pods[i].Spec.Tolerations[0] }
-		for i := range pods {
-			for j := range i {
-				if (i-j)%2 == 1 && tol(i) == tol(j) {
-					t.Fatalf("collide=%v: pods %d and %d share tolerations that differ", collide, j, i)
-				}
-			}
-		}
-		if !collide && tol(4) != tol(2) {
-			t.Fatal("equal tolerations not shared")
-		}
-	}
-}
-
-// TestWithoutDiet: WithoutDiet undoes the diet of the options before it,
-// and steps after it apply.
-func TestWithoutDiet(t *testing.T) {
-	configure := func(opts ...Option) diet {
-		var c config
-		for _, o := range opts {
-			o(&c)
-		}
-		return c.diet
-	}
-	if d := configure(WithDiet(), WithSharedValues(), WithoutDiet()); d.on() || d.sharing() {
-		t.Errorf("WithDiet, WithSharedValues, WithoutDiet: diet %+v is on", d)
-	}
-	d := configure(WithDiet(), WithoutDiet(), WithInterning())
-	if !d.intern || d.classes != internDefault || d.dropManagedFields || d.compact || d.sharing() {
-		t.Errorf("WithDiet, WithoutDiet, WithInterning: diet %+v, want interning only", d)
 	}
 }

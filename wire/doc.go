@@ -215,6 +215,14 @@
 //
 // # Memory diet
 //
+// The diet lives in internal/diet, beside the codec, which calls it at a
+// seam of five points (internal/diet's doc.go): diet.New once per
+// ListerWatcher, Applier.Apply on every object decoded, Applier.ProtoPod
+// instead of decoding a protobuf pod when sharing, DecodePod for the
+// protobuf pods it does not share, and Config.On, Sharing and String. The
+// codec keeps the bytes: the drop of managedFields is its own, the diet
+// never sees a frame or a format. The file names below are internal/diet's.
+//
 // WithDropManagedFields cuts metadata.managedFields out of each object's
 // bytes before it is unmarshalled — protobuf: field 17 of the ObjectMeta in
 // field 1, with the metadata's length prefix rewritten in place; JSON: the
@@ -280,11 +288,9 @@
 // have its previous version's digest takes that version's value instead
 // of decoding it — a shallow copy, with the maps in it copied unless
 // WithSharedValues. An update of an annotation then decodes the metadata
-// alone (BenchmarkUpdateDecode: 0.39x the CPU and 0.48x the allocation of
-// a whole decode with WithDiet; 0.26x and 0.18x with WithSharedValues); a
-// relist reuses what did not change. The table costs about 130 bytes per
-// pod (BenchmarkHeapPerPod); entries of collected pods are swept as new
-// keys arrive.
+// alone (BenchmarkUpdateDecode); a relist reuses what did not change. The
+// table costs about 130 bytes per pod (BenchmarkHeapPerPod); entries of
+// collected pods are swept as new keys arrive.
 //
 // WithSharedValues (opt-in, not part of WithDiet) also shares the parts
 // that hold maps: resource requirements (four ResourceLists, 2.7 KB per
@@ -332,8 +338,6 @@
 //
 // What each step saves (heap per cached pod, by field class) and costs
 // (CPU per pod) is measured in bench/results/wire.md, with the commands.
-// In short, on apisim's realistic pods with managedFields: WithDiet keeps
-// 0.54x of client-go's heap per pod, 0.44x with WithSharedValues.
 //
 // # Performance
 //
@@ -341,8 +345,9 @@
 // them: BenchmarkWatchDecode (watch decode per event, wall and process CPU,
 // against client-go's StreamWatcher and the single-core floor of a plain
 // proto unmarshal; keep=true holds every decoded pod as a store does, so
-// the collector's marking counts), BenchmarkListDecode, BenchmarkDiet and
-// BenchmarkDietDecode (the diet's steps), BenchmarkHeapPerPod, and the
+// the collector's marking counts), BenchmarkListDecode, BenchmarkDiet,
+// BenchmarkDietDecode and BenchmarkUpdateDecode (the diet's steps, in
+// internal/diet), BenchmarkHeapPerPod, and the
 // profile of a 100k-pod initial sync. bench/results/sync.md has the
 // end-to-end sync against client-go.
 //
@@ -351,8 +356,8 @@
 // The fuzz targets (FuzzProtoWatch, FuzzJSONWatch, FuzzCBORWatch,
 // FuzzProtoList, FuzzJSONList, FuzzCBORList, FuzzDropManagedFieldsProto,
 // FuzzDropManagedFieldsJSON, FuzzDropManagedFieldsCBOR,
-// FuzzSharePod, FuzzMetadataList, FuzzMetadataWatch (served over HTTP to
-// the metadata client and to wire) here,
+// FuzzMetadataList, FuzzMetadataWatch (served over HTTP to
+// the metadata client and to wire) here, FuzzSharePod in internal/diet,
 // FuzzReadValue in internal/jsonwire) run their seed corpora (testdata/fuzz)
 // with go test; `make fuzz` (hack/fuzz.sh) runs each for a few seconds.
 package wire

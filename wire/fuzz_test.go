@@ -235,38 +235,6 @@ func FuzzDropManagedFieldsProto(f *testing.F) {
 	})
 }
 
-// FuzzSharePod: a pod's protobuf bytes decoded with the diet — three times
-// with one interner, so that the third decode finds in the cache every
-// part the second one cached (on its second sighting) and cuts it from the
-// bytes, and the second and third take the spec and status of the
-// previous round's pod (versions.go) — decode as the plain unmarshal does:
-// both fail or both give equal pods. Maps are shared for inputs of even
-// length, copied for the others.
-func FuzzSharePod(f *testing.F) {
-	addSeeds(f, protoExcisionSeeds())
-	f.Fuzz(func(t *testing.T, b []byte) {
-		var full corev1.Pod
-		ferr := full.Unmarshal(b)
-		d := diet{intern: true, compact: true, share: true, shareMaps: len(b)%2 == 0, classes: internAll,
-			interners: newInterners(1), versions: newVersions()}
-		for round := range 3 {
-			got, err := d.protoPod(bytes.Clone(b))
-			if (err != nil) != (ferr != nil) {
-				t.Fatalf("round %d: diet error %v, plain error %v", round, err, ferr)
-			}
-			if err != nil {
-				if err.Error() != ferr.Error() {
-					t.Fatalf("round %d: diet error %q, plain error %q", round, err, ferr)
-				}
-				continue
-			}
-			if !apiequality.Semantic.DeepEqual(&full, got) {
-				t.Fatalf("round %d: diet decode differs:\n%s", round, cmp.Diff(&full, got))
-			}
-		}
-	})
-}
-
 // FuzzDropManagedFieldsCBOR is the same for a pod's CBOR: the cut bytes
 // decode (as client-go's CBOR decoder decodes an object) to the full
 // decode with ManagedFields cleared, and hold no managedFields.
@@ -440,9 +408,12 @@ func TestWriteFuzzCorpus(t *testing.T) {
 		"FuzzProtoList": protoListSeeds(t), "FuzzJSONList": jsonListSeeds(t),
 		"FuzzCBORWatch": cborWatchSeeds(t), "FuzzCBORList": cborListSeeds(t), "FuzzDropManagedFieldsCBOR": cborExcisionSeeds(t),
 		"FuzzDropManagedFieldsProto": protoExcisionSeeds(), "FuzzDropManagedFieldsJSON": jsonExcisionSeeds(t),
-		"FuzzSharePod": protoExcisionSeeds(),
+		"FuzzSharePod": protoExcisionSeeds(), // the diet's, in internal/diet
 	} {
 		dir := filepath.Join("testdata", "fuzz", name)
+		if name == "FuzzSharePod" {
+			dir = filepath.Join("internal", "diet", dir)
+		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}

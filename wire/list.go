@@ -131,12 +131,12 @@ func (lw *ListerWatcher) referenceList(f format, body io.Reader) (runtime.Object
 		}
 	}
 	d := lw.codec.diet
-	if d.on() {
+	if d.On() {
 		forEachItem(into, func(obj runtime.Object) {
-			if d.dropManagedFields {
+			if d.DropManagedFields {
 				clearManagedFields(obj)
 			}
-			d.apply(obj)
+			d.Apply(obj)
 		})
 	}
 	return into, nil

@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/shardinformer/shardinformer/wire/internal/diet"
 )
 
 // Metadata-only objects: a Resource whose Object is a
@@ -50,7 +52,7 @@ func metadataAccept(ct ContentType) (list, watch string) {
 // managedFields are cut from the bytes); its reference decoders are the
 // metadata client's, which know meta.k8s.io's kinds and Status and nothing
 // else, and have no CBOR.
-func newMetadataCodec(d diet) (*codec, error) {
+func newMetadataCodec(d *diet.Applier) (*codec, error) {
 	gvk := metav1.SchemeGroupVersion.WithKind("PartialObjectMetadata")
 	c := &codec{
 		typed:      true,

@@ -6,6 +6,8 @@ import (
 	"runtime"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/shardinformer/shardinformer/wire/internal/diet"
 )
 
 // ContentType selects the encoding requested from the API server.
@@ -60,7 +62,7 @@ type config struct {
 	tweak         func(*metav1.ListOptions)
 	contentType   ContentType
 	maxFrameSize  int
-	diet          diet
+	diet          diet.Config
 }
 
 // Option configures a ListerWatcher.
@@ -101,7 +103,7 @@ func WithMaxFrameSize(n int) Option { return func(c *config) { c.maxFrameSize = 
 // WithDropManagedFields removes metadata.managedFields from every object
 // while decoding: its bytes are cut out before the object is unmarshalled,
 // so it costs neither decoding time nor heap.
-func WithDropManagedFields() Option { return func(c *config) { c.diet.dropManagedFields = true } }
+func WithDropManagedFields() Option { return func(c *config) { c.diet.DropManagedFields = true } }
 
 // WithInterning makes decoded objects share one copy of each string that
 // repeats across objects (namespace, label and annotation keys and values,
@@ -109,13 +111,13 @@ func WithDropManagedFields() Option { return func(c *config) { c.diet.dropManage
 // doc.go for the fields and their measured effect). Strings are immutable,
 // so sharing them is invisible to users.
 func WithInterning() Option {
-	return func(c *config) { c.diet.intern, c.diet.classes = true, internDefault }
+	return func(c *config) { c.diet.Intern = true }
 }
 
 // WithCompaction stores each decoded pod's slices in arrays of exactly
 // their length: a decoder appends repeated fields one by one and leaves up
 // to half of each array's capacity unused. Pods only.
-func WithCompaction() Option { return func(c *config) { c.diet.compact = true } }
+func WithCompaction() Option { return func(c *config) { c.diet.Compact = true } }
 
 // WithSharing makes pods share one copy of each part that is identical
 // across them and holds no map: owner references, finalizers, containers'
@@ -130,7 +132,7 @@ func WithCompaction() Option { return func(c *config) { c.diet.compact = true } 
 // for an informer's transform too, which client-go lets modify its object
 // in place: here only the pod's metadata, and a changed spec or status
 // on a copy (doc.go, "Transforms"). Pods only; part of WithDiet.
-func WithSharing() Option { return func(c *config) { c.diet.share = true } }
+func WithSharing() Option { return func(c *config) { c.diet.Share = true } }
 
 // WithSharedValues is WithSharing plus the parts that hold maps: resource
 // requirements, node selector and affinity. Opt-in, not part of WithDiet:
@@ -138,7 +140,7 @@ func WithSharing() Option { return func(c *config) { c.diet.share = true } }
 // error: concurrent map writes), so it is only for informers whose
 // handlers, transforms and readers never modify cached objects.
 func WithSharedValues() Option {
-	return func(c *config) { c.diet.share, c.diet.shareMaps = true, true }
+	return func(c *config) { c.diet.Share, c.diet.ShareMaps = true, true }
 }
 
 // WithDiet is WithDropManagedFields, WithInterning, WithCompaction and
@@ -146,7 +148,7 @@ func WithSharedValues() Option {
 func WithDiet() Option {
 	return func(c *config) {
 		d := &c.diet
-		d.dropManagedFields, d.intern, d.compact, d.share, d.classes = true, true, true, true, internDefault
+		d.DropManagedFields, d.Intern, d.Compact, d.Share = true, true, true, true
 	}
 }
 
@@ -155,10 +157,7 @@ func WithDiet() Option {
 // it undoes the diet of options before it (a factory's default WithDiet,
 // say) and steps after it turn on again.
 func WithoutDiet() Option {
-	return func(c *config) {
-		d := &c.diet
-		d.dropManagedFields, d.intern, d.compact, d.share, d.shareMaps, d.classes = false, false, false, false, false, 0
-	}
+	return func(c *config) { c.diet = diet.Config{} }
 }
 
 func (c *config) setDefaults() {

@@ -17,6 +17,8 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/shardinformer/shardinformer/wire/internal/diet"
 )
 
 // Resource says what a ListerWatcher lists and watches and how it decodes
@@ -108,11 +110,7 @@ func New(client rest.Interface, res Resource, opts ...Option) (*ListerWatcher, e
 	if metadataOnly && cfg.contentType == CBOR {
 		return nil, fmt.Errorf("%w: CBOR for metadata-only objects (client-go's metadata client asks for protobuf or JSON only)", errInvalidOption)
 	}
-	cfg.diet.interners = newInterners(cfg.workers)
-	if cfg.diet.sharing() {
-		cfg.diet.versions = newVersions()
-	}
-	c, err := newCodec(res, cfg.diet)
+	c, err := newCodec(res, diet.New(cfg.diet, cfg.workers))
 	if err != nil {
 		return nil, err
 	}

@@ -1,14 +1,12 @@
-package wire
+package diet
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/shardinformer/shardinformer/apisim"
 )
@@ -60,32 +58,24 @@ func TestMutationChecks(t *testing.T) {
 		}
 		dietPods(t, d, [][]byte{marshalPod(t, named("d"))}) // unmodified: no panic
 		pods[1].Spec.Tolerations[0].Key = "modified by a handler"
-		msg := mustPanic(t, func() { _, _ = d.protoPod(marshalPod(t, named("e"))) })
+		msg := mustPanic(t, func() { _, _ = d.ProtoPod(marshalPod(t, named("e"))) })
 		if !strings.Contains(msg, "shared []v1.Toleration that pod ns/e") || !strings.Contains(msg, "modified by a handler") {
 			t.Errorf("panic: %s", msg)
 		}
 	})
 
 	t.Run("shared part, JSON", func(t *testing.T) {
-		var events []watch.Event
+		d, json := versionsDiet(false), paths[1] // decoded, then shared by Apply
+		var pods []*corev1.Pod
 		for _, n := range []string{"a", "b", "c"} {
-			events = append(events, watch.Event{Type: watch.Added, Object: named(n)})
+			pods = append(pods, json.diet(t, d, json.encode(t, named(n))))
 		}
-		lw := testLW(t, Resource{GVR: benchPodsGVR, Object: &corev1.Pod{}}, WithContentType(JSON), WithWorkers(1), WithDiet())
-		got := wireWatch(lw, encodeWatch(t, formatJSON, events, podGV))
-		b := got[1].Object.(*corev1.Pod)
-		if !same(b.Spec.Tolerations, got[2].Object.(*corev1.Pod).Spec.Tolerations) {
+		if !same(pods[1].Spec.Tolerations, pods[2].Spec.Tolerations) {
 			t.Fatal("b and c do not share their tolerations")
 		}
-		b.Spec.Tolerations[0].Key = "modified by a reader"
-		d := named("d")
-		d.APIVersion, d.Kind = "v1", "Pod"
-		raw, err := json.Marshal(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		msg := mustPanic(t, func() { _, _ = lw.codec.decodeObject(formatJSON, raw) }) // on this goroutine, with the watch's interner
-
+		pods[1].Spec.Tolerations[0].Key = "modified by a reader"
+		raw := json.encode(t, named("d"))
+		msg := mustPanic(t, func() { json.diet(t, d, raw) })
 		if !strings.Contains(msg, "shared []v1.Toleration that pod ns/d") || !strings.Contains(msg, "modified by a reader") {
 			t.Errorf("panic: %s", msg)
 		}
@@ -105,7 +95,7 @@ func TestMutationChecks(t *testing.T) {
 			} else {
 				pods[1].Status.Phase = "modified by a transform"
 			}
-			msg := mustPanic(t, func() { _, _ = d.protoPod(marshalPod(t, v3)) })
+			msg := mustPanic(t, func() { _, _ = d.ProtoPod(marshalPod(t, v3)) })
 			if !strings.Contains(msg, part+" of its previous version that pod ns/p") || !strings.Contains(msg, "modified by a transform") {
 				t.Errorf("panic: %s", msg)
 			}

@@ -1,4 +1,4 @@
-package wire
+package diet
 
 import (
 	"reflect"
@@ -11,68 +11,118 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// diet is the memory diet applied while decoding.
-type diet struct {
-	dropManagedFields bool
-	intern            bool
-	compact           bool
-	share             bool // parts without maps (share.go)
-	shareMaps         bool // parts with maps too (share implied)
-	// interners are the ListerWatcher's (set by New).
-	interners interners
-	// versions are the pods it decoded last, when sharing (set by New;
-	// versions.go).
-	versions *versions
-	// classes selects the field classes interned (internDefault unless a
-	// test measures them one by one).
-	classes internClass
+// Config selects the diet's steps; the zero Config is no diet. wire's
+// options set it (WithDiet, WithInterning, …). A Config is a value: copy
+// it freely.
+type Config struct {
+	// DropManagedFields: the codec cuts metadata.managedFields from the
+	// bytes (or clears them after decoding); the diet itself does nothing
+	// for it.
+	DropManagedFields bool
+	// Intern: strings that repeat across objects share one copy (intern.go).
+	Intern bool
+	// Compact: a pod's slices are moved into arrays of their exact length.
+	Compact bool
+	// Share: pods share their identical parts without maps (share.go,
+	// shareproto.go) and the spec and status of their previous version
+	// (versions.go).
+	Share bool
+	// ShareMaps: the parts with maps too (Share implied).
+	ShareMaps bool
+	// Classes are the field classes Intern interns (zero: InternDefault;
+	// benchmarks measure them one by one).
+	Classes InternClass
 }
 
-// internClass is a group of fields interned together; doc.go has the
-// measured effect of each.
-type internClass uint
+// Applier applies a Config to the objects of one ListerWatcher as they are
+// decoded, with the caches the steps keep: one interner per decoder
+// goroutine, and with sharing the table of the pods decoded last. Safe for
+// concurrent use by the ListerWatcher's decoder goroutines (doc.go); used
+// by pointer.
+type Applier struct {
+	Config
+	// interners are the ListerWatcher's, at most one per worker.
+	interners interners
+	// versions are the pods it decoded last, when sharing (versions.go).
+	versions *versions
+}
+
+// New returns the Applier of c for a ListerWatcher with workers decoder
+// goroutines.
+func New(c Config, workers int) *Applier {
+	if c.Classes == 0 {
+		c.Classes = InternDefault
+	}
+	a := &Applier{Config: c, interners: newInterners(workers)}
+	if c.Sharing() {
+		a.versions = newVersions()
+	}
+	return a
+}
+
+// InternClass is a group of fields interned together; wire's doc.go has
+// the measured effect of each.
+type InternClass uint
 
 const (
-	// internMeta: namespace, generateName, label keys and values,
+	// InternMeta: namespace, generateName, label keys and values,
 	// annotation keys, owner references (apiVersion, kind, name, uid),
 	// finalizers.
-	internMeta internClass = 1 << iota
-	// internAnnotationValues: annotation values.
-	internAnnotationValues
-	// internSpec: pod-level spec strings (node, service account,
+	InternMeta InternClass = 1 << iota
+	// InternAnnotationValues: annotation values.
+	InternAnnotationValues
+	// InternSpec: pod-level spec strings (node, service account,
 	// scheduler, priority class, policies, node selector, tolerations,
 	// image pull secrets, volumes and their sources, affinity selectors).
-	internSpec
-	// internContainers: container names, images, pull policies, commands
+	InternSpec
+	// InternContainers: container names, images, pull policies, commands
 	// and args, ports, env names and references, envFrom, volume mounts,
 	// probes, termination message settings, capabilities.
-	internContainers
-	// internEnvValues: literal env values.
-	internEnvValues
-	// internStatus: phase, conditions, host IPs, QoS class, container
+	InternContainers
+	// InternEnvValues: literal env values.
+	InternEnvValues
+	// InternStatus: phase, conditions, host IPs, QoS class, container
 	// statuses (name, image, imageID, state reasons), nominated node.
-	internStatus
+	InternStatus
 
-	internAll = internMeta | internAnnotationValues | internSpec | internContainers | internEnvValues | internStatus
-	// internDefault leaves out env values, which did not pay off on apisim's
-	// pods (doc.go).
-	internDefault = internAll &^ internEnvValues
+	InternAll = InternMeta | InternAnnotationValues | InternSpec | InternContainers | InternEnvValues | InternStatus
+	// InternDefault leaves out env values, which did not pay off on
+	// apisim's pods (wire's doc.go).
+	InternDefault = InternAll &^ InternEnvValues
 )
 
-// on reports whether the diet changes objects after they are decoded.
-func (d diet) on() bool {
-	return d.dropManagedFields || d.intern || d.compact || d.share || d.shareMaps
+// InternClasses are the field classes one by one, as the benchmarks
+// measure them (annotation values with the metadata they belong to).
+var InternClasses = []struct {
+	Name  string
+	Class InternClass
+}{
+	{"meta", InternMeta},
+	{"annotation-values", InternAnnotationValues | InternMeta},
+	{"spec", InternSpec},
+	{"containers", InternContainers},
+	{"env-values", InternEnvValues},
+	{"status", InternStatus},
 }
+
+// On reports whether the diet changes objects after they are decoded.
+func (c Config) On() bool {
+	return c.DropManagedFields || c.Intern || c.Compact || c.Share || c.ShareMaps
+}
+
+// Sharing reports whether pods share parts: protobuf pods are then
+// decoded by ProtoPod.
+func (c Config) Sharing() bool { return c.Share || c.ShareMaps }
 
 // String lists the steps that are on, as configured (compaction and
 // sharing change pods only): ", diet (managedFields dropped, interned,
 // compacted, shared)"; "" when none is.
-func (d diet) String() string {
+func (c Config) String() string {
 	var steps []string
 	for _, s := range []struct {
 		on   bool
 		name string
-	}{{d.dropManagedFields, "managedFields dropped"}, {d.intern, "interned"}, {d.compact, "compacted"}, {d.share && !d.shareMaps, "shared"}, {d.shareMaps, "shared with maps"}} {
+	}{{c.DropManagedFields, "managedFields dropped"}, {c.Intern, "interned"}, {c.Compact, "compacted"}, {c.Share && !c.ShareMaps, "shared"}, {c.ShareMaps, "shared with maps"}} {
 		if s.on {
 			steps = append(steps, s.name)
 		}
@@ -83,29 +133,31 @@ func (d diet) String() string {
 	return ", diet (" + strings.Join(steps, ", ") + ")"
 }
 
-// apply compacts, interns and shares as asked to and returns the object.
-// Maps are shared between objects only with shareMaps.
-func (d diet) apply(obj runtime.Object) runtime.Object {
+// Apply compacts, interns and shares obj, decoded by any path, as the
+// Config asks, and returns it; ProtoPod does this for protobuf pods with
+// sharing on. Maps are shared between objects only with ShareMaps.
+// Called by the decoder goroutines.
+func (a *Applier) Apply(obj runtime.Object) runtime.Object {
 	if pod, ok := obj.(*corev1.Pod); ok {
-		if !d.intern && !d.sharing() {
-			d.dietPod(nil, pod, false)
+		if !a.Intern && !a.Sharing() {
+			a.dietPod(nil, pod, false)
 			return obj
 		}
-		t := d.interners.get()
-		d.dietPod(t, pod, false)
+		t := a.interners.get()
+		a.dietPod(t, pod, false)
 		// Sharing comes last: a value is offered to other pods only once
 		// this pod is done changing it.
-		if d.sharing() {
-			sharePod(t, pod, d.shareMaps)
+		if a.Sharing() {
+			sharePod(t, pod, a.ShareMaps)
 		}
-		d.interners.put(t)
+		a.interners.put(t)
 		return obj
 	}
-	if !d.intern {
+	if !a.Intern {
 		return obj
 	}
-	t := d.interners.get()
-	defer d.interners.put(t)
+	t := a.interners.get()
+	defer a.interners.put(t)
 	switch o := obj.(type) {
 	case *unstructured.Unstructured:
 		internUnstructured(t, o.Object, 0)
@@ -116,43 +168,44 @@ func (d diet) apply(obj runtime.Object) runtime.Object {
 	return obj
 }
 
-func (d diet) sharing() bool { return d.share || d.shareMaps }
-
 // dietPod compacts and interns a pod as asked to (t may be nil without
 // interning); mapsDone: its label and annotation maps were interned as
 // they were decoded (metaStrings).
-func (d diet) dietPod(t *interner, pod *corev1.Pod, mapsDone bool) {
-	if d.compact {
+func (a *Applier) dietPod(t *interner, pod *corev1.Pod, mapsDone bool) {
+	if a.Compact {
 		compactPod(pod)
 	}
-	if d.intern {
-		internPod(t, pod, d.classes, mapsDone)
+	if a.Intern {
+		internPod(t, pod, a.Classes, mapsDone)
 	}
 }
 
 // metaStrings is how unmarshalPod makes the label and annotation strings
 // of a pod that t interns: interned while decoded if the diet interns them.
-func (d diet) metaStrings(t *interner) metaStrings {
-	if !d.intern || d.classes&internMeta == 0 {
+func (a *Applier) metaStrings(t *interner) metaStrings {
+	if !a.Intern || a.Classes&InternMeta == 0 {
 		return metaStrings{}
 	}
-	return metaStrings{t: t, annotationValues: d.classes&internAnnotationValues != 0}
+	return metaStrings{t: t, annotationValues: a.Classes&InternAnnotationValues != 0}
 }
 
-// protoPod unmarshals a pod's protobuf message b with the diet, sharing
-// parts before they are decoded (shareproto.go), into exact-size slices
-// (presize.go).
-func (d diet) protoPod(b []byte) (runtime.Object, error) {
-	t := d.interners.get()
-	defer d.interners.put(t)
+// ProtoPod decodes a pod's protobuf message b (the codec has cut its
+// managedFields if asked to) with the whole diet: parts shared before they
+// are decoded (shareproto.go) and with the pod's previous version
+// (versions.go), the rest unmarshalled into exact-size slices (presize.go),
+// compacted and interned. For Sharing only; its result or error equals
+// the generated unmarshaler's. Called by the decoder goroutines.
+func (a *Applier) ProtoPod(b []byte) (runtime.Object, error) {
+	t := a.interners.get()
+	defer a.interners.put(t)
 	whole := b
-	if d.versions != nil {
-		b = t.reuse.plan(d.versions, b)
+	if a.versions != nil {
+		b = t.reuse.plan(a.versions, b)
 	}
 	pl := &t.plan
-	in, planned := pl.plan(t, b, d.shareMaps)
+	in, planned := pl.plan(t, b, a.ShareMaps)
 	pod := &corev1.Pod{}
-	ms := d.metaStrings(t)
+	ms := a.metaStrings(t)
 	if err := unmarshalPod(pod, in, ms); err != nil {
 		pl.reset()
 		// A hit's bytes decoded before, so the error is in the rest (or
@@ -166,14 +219,14 @@ func (d diet) protoPod(b []byte) (runtime.Object, error) {
 		planned, ms = false, metaStrings{}
 		t.reuse.decodedAll()
 	}
-	d.dietPod(t, pod, ms.t != nil)
+	a.dietPod(t, pod, ms.t != nil)
 	if planned {
 		pl.finish(t, pod, b)
 	} else {
-		sharePod(t, pod, d.shareMaps)
+		sharePod(t, pod, a.ShareMaps)
 	}
-	if d.versions != nil {
-		t.reuse.finish(d.versions, pod, d.shareMaps)
+	if a.versions != nil {
+		t.reuse.finish(a.versions, pod, a.ShareMaps)
 	}
 	return pod, nil
 }
@@ -213,12 +266,12 @@ func inMap[K ~string](t *interner, m map[K]string, values bool) {
 	}
 }
 
-func internPod(t *interner, p *corev1.Pod, c internClass, mapsDone bool) {
-	if c&(internMeta|internAnnotationValues) != 0 {
+func internPod(t *interner, p *corev1.Pod, c InternClass, mapsDone bool) {
+	if c&(InternMeta|InternAnnotationValues) != 0 {
 		internObjectMeta(t, &p.ObjectMeta, c, mapsDone)
 	}
 	s := &p.Spec
-	if c&internSpec != 0 {
+	if c&InternSpec != 0 {
 		in(t, &s.NodeName)
 		in(t, &s.ServiceAccountName)
 		in(t, &s.DeprecatedServiceAccount)
@@ -273,7 +326,7 @@ func internPod(t *interner, p *corev1.Pod, c internClass, mapsDone bool) {
 			internLabelSelector(t, tsc.LabelSelector)
 		}
 	}
-	if c&(internContainers|internEnvValues) != 0 {
+	if c&(InternContainers|InternEnvValues) != 0 {
 		for i := range s.InitContainers {
 			internContainer(t, &s.InitContainers[i], c)
 		}
@@ -281,7 +334,7 @@ func internPod(t *interner, p *corev1.Pod, c internClass, mapsDone bool) {
 			internContainer(t, &s.Containers[i], c)
 		}
 	}
-	if c&internStatus != 0 {
+	if c&InternStatus != 0 {
 		st := &p.Status
 		in(t, &st.Phase)
 		in(t, &st.QOSClass)
@@ -317,8 +370,8 @@ func internPod(t *interner, p *corev1.Pod, c internClass, mapsDone bool) {
 
 // internObjectMeta interns m's strings of the classes c; its label and
 // annotation maps only if not mapsDone.
-func internObjectMeta(t *interner, m *metav1.ObjectMeta, c internClass, mapsDone bool) {
-	if c&internMeta != 0 {
+func internObjectMeta(t *interner, m *metav1.ObjectMeta, c InternClass, mapsDone bool) {
+	if c&InternMeta != 0 {
 		in(t, &m.Namespace)
 		in(t, &m.GenerateName)
 		inSlice(t, m.Finalizers)
@@ -332,10 +385,10 @@ func internObjectMeta(t *interner, m *metav1.ObjectMeta, c internClass, mapsDone
 	}
 	switch {
 	case mapsDone:
-	case c&(internMeta|internAnnotationValues) == internMeta|internAnnotationValues:
+	case c&(InternMeta|InternAnnotationValues) == InternMeta|InternAnnotationValues:
 		inMap(t, m.Labels, true)
 		inMap(t, m.Annotations, true)
-	case c&internMeta != 0:
+	case c&InternMeta != 0:
 		inMap(t, m.Labels, true)
 		inMap(t, m.Annotations, false)
 	}
@@ -445,8 +498,8 @@ func internNodeSelectorTerm(t *interner, term *corev1.NodeSelectorTerm) {
 	}
 }
 
-func internContainer(t *interner, ct *corev1.Container, c internClass) {
-	if c&internContainers != 0 {
+func internContainer(t *interner, ct *corev1.Container, c InternClass) {
+	if c&InternContainers != 0 {
 		in(t, &ct.Name)
 		in(t, &ct.Image)
 		in(t, &ct.ImagePullPolicy)
@@ -489,7 +542,7 @@ func internContainer(t *interner, ct *corev1.Container, c internClass) {
 	}
 	for i := range ct.Env {
 		e := &ct.Env[i]
-		if c&internContainers != 0 {
+		if c&InternContainers != 0 {
 			in(t, &e.Name)
 			if vf := e.ValueFrom; vf != nil {
 				if vf.FieldRef != nil {
@@ -506,7 +559,7 @@ func internContainer(t *interner, ct *corev1.Container, c internClass) {
 				}
 			}
 		}
-		if c&internEnvValues != 0 {
+		if c&InternEnvValues != 0 {
 			in(t, &e.Value)
 		}
 	}
@@ -527,7 +580,7 @@ func internReflect(t *interner, v reflect.Value) {
 	case reflect.Struct:
 		if v.Type() == objectMetaType {
 			if v.CanAddr() {
-				internObjectMeta(t, v.Addr().Interface().(*metav1.ObjectMeta), internMeta, false)
+				internObjectMeta(t, v.Addr().Interface().(*metav1.ObjectMeta), InternMeta, false)
 			}
 			return
 		}

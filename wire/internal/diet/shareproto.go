@@ -1,4 +1,4 @@
-package wire
+package diet
 
 import (
 	"fmt"
@@ -123,7 +123,7 @@ var podScope = func() *shareScope {
 	var number func(*shareScope)
 	number = func(s *shareScope) {
 		if len(s.parts) > maxParts || len(s.children) > maxChildren {
-			panic("wire: a share scope has more than maxParts parts or maxChildren children")
+			panic("diet: a share scope has more than maxParts parts or maxChildren children")
 		}
 		for k, p := range s.parts {
 			kind++
@@ -258,7 +258,7 @@ func (pl *sharePlan) walk(t *interner, b []byte, f pbwire.Field, sc *shareScope,
 
 func (sc *shareScope) index(num int32, v int8) {
 	if num <= 0 || num >= maxScopeField || sc.byNum[num] != 0 {
-		panic("wire: a share scope's field number is out of range or used twice")
+		panic("diet: a share scope's field number is out of range or used twice")
 	}
 	sc.byNum[num] = v
 }

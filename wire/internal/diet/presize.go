@@ -1,4 +1,4 @@
-package wire
+package diet
 
 import (
 	"errors"
@@ -29,12 +29,14 @@ import (
 // errPodShape: the pod message has a shape unmarshalPod does not decode
 // field by field (a top-level field other than metadata, spec and status
 // once each); the plain unmarshaler decodes it.
-var errPodShape = errors.New("wire: pod message not in the shape unmarshalPod decodes")
+var errPodShape = errors.New("diet: pod message not in the shape unmarshalPod decodes")
 
-// decodePod decodes the pod message b into p, a new Pod, with exact-size
-// slices; if that fails it decodes b again with the generated unmarshaler,
-// whose result and error are client-go's.
-func decodePod(p *corev1.Pod, b []byte) error {
+// DecodePod decodes the protobuf pod message b into p, a new Pod, with
+// exact-size slices, without the rest of the diet: the codec's decode of
+// pods when they are not shared (ProtoPod). If that fails it decodes b
+// again with the generated unmarshaler, whose result and error are
+// client-go's.
+func DecodePod(p *corev1.Pod, b []byte) error {
 	if unmarshalPod(p, b, metaStrings{}) == nil {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package wire
+package diet
 
 import (
 	"fmt"
@@ -22,13 +22,13 @@ import (
 	"github.com/shardinformer/shardinformer/apisim"
 )
 
-// versionsDiet is WithDiet's diet (without drop) with a versions table.
-func versionsDiet(shareMaps bool) diet {
-	return diet{intern: true, compact: true, share: true, shareMaps: shareMaps, classes: internDefault,
-		interners: newInterners(1), versions: newVersions()}
+// versionsDiet is WithDiet's diet (without drop), which has a versions
+// table.
+func versionsDiet(shareMaps bool) *Applier {
+	return New(Config{Intern: true, Compact: true, Share: true, ShareMaps: shareMaps}, 1)
 }
 
-func marshalPod(t *testing.T, p *corev1.Pod) []byte {
+func marshalPod(t testing.TB, p *corev1.Pod) []byte {
 	t.Helper()
 	b, err := p.Marshal()
 	if err != nil {
@@ -147,7 +147,7 @@ func TestVersionsShapes(t *testing.T) {
 	noName := p.DeepCopy()
 	noName.Name = ""
 	dietPods(t, d, [][]byte{twice, marshalPod(t, noName)})
-	if _, err := d.protoPod([]byte{0x12, 0x05, 0x01}); err == nil {
+	if _, err := d.ProtoPod([]byte{0x12, 0x05, 0x01}); err == nil {
 		t.Fatal("garbage decoded")
 	}
 	if n := entries(d.versions); n != 0 {
@@ -188,7 +188,7 @@ func TestVersionsSweep(t *testing.T) {
 			raws[j] = marshalPod(t, p)
 		}
 		for _, raw := range raws {
-			if _, err := d.protoPod(raw); err != nil { // dropped at once
+			if _, err := d.ProtoPod(raw); err != nil { // dropped at once
 				t.Fatal(err)
 			}
 		}
@@ -302,7 +302,7 @@ func TestVersionsConcurrent(t *testing.T) {
 					t.Error(err)
 					return
 				}
-				got, err := d.protoPod(raws[i])
+				got, err := d.ProtoPod(raws[i])
 				if err != nil {
 					t.Error(err)
 					return

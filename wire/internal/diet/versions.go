@@ -1,4 +1,4 @@
-package wire
+package diet
 
 import (
 	"hash/maphash"

@@ -1,4 +1,4 @@
-package wire
+package diet
 
 import (
 	"bytes"
@@ -70,8 +70,8 @@ func TestUnmarshalPodExactSizes(t *testing.T) {
 // TestUnmarshalPodShapes: random pods whose spec and top-level fields come
 // in a random order (containers among the other fields, interleaved with
 // init containers), repeated top-level messages and truncated bytes decode
-// through protoPod as the plain unmarshal does: both fail alike or give
-// equal pods, and so does decodePod (the path without the diet). The
+// through ProtoPod as the plain unmarshal does: both fail alike or give
+// equal pods, and so does DecodePod (the path without the diet). The
 // first four shapes (the last with the metadata's fields shuffled, labels
 // and annotations among the rest) are also decoded by unmarshalPod alone,
 // with and without interning the maps, which must not need the fallback
@@ -93,8 +93,8 @@ func TestUnmarshalPodShapes(t *testing.T) {
 		for k, b := range shapes {
 			var want corev1.Pod
 			werr := want.Unmarshal(b)
-			d := diet{intern: true, compact: true, share: true, classes: internDefault, interners: newInterners(1)}
-			got, err := d.protoPod(bytes.Clone(b))
+			d := withoutVersions(Config{Intern: true, Compact: true, Share: true})
+			got, err := d.ProtoPod(bytes.Clone(b))
 			if (err != nil) != (werr != nil) || (err != nil && err.Error() != werr.Error()) {
 				t.Fatalf("seed %d shape %d: error %v, plain %v", seed, k, err, werr)
 			}
@@ -102,10 +102,10 @@ func TestUnmarshalPodShapes(t *testing.T) {
 				t.Fatalf("seed %d shape %d differs from the plain decode:\n%s", seed, k, cmp.Diff(&want, got))
 			}
 			var plain corev1.Pod // the path without the diet
-			if err := decodePod(&plain, b); (err != nil) != (werr != nil) || (err != nil && err.Error() != werr.Error()) {
-				t.Fatalf("seed %d shape %d: decodePod error %v, plain %v", seed, k, err, werr)
+			if err := DecodePod(&plain, b); (err != nil) != (werr != nil) || (err != nil && err.Error() != werr.Error()) {
+				t.Fatalf("seed %d shape %d: DecodePod error %v, plain %v", seed, k, err, werr)
 			} else if err == nil && !apiequality.Semantic.DeepEqual(&want, &plain) {
-				t.Fatalf("seed %d shape %d: decodePod differs from the plain decode:\n%s", seed, k, cmp.Diff(&want, &plain))
+				t.Fatalf("seed %d shape %d: DecodePod differs from the plain decode:\n%s", seed, k, cmp.Diff(&want, &plain))
 			}
 			if k < 4 { // the shapes unmarshalPod decodes itself, without the fallback
 				for _, ms := range []metaStrings{{}, {t: new(interner), annotationValues: true}, {t: new(interner)}} {
@@ -167,7 +167,7 @@ func shuffled(t *testing.T, r *rand.Rand, b []byte, num int32) []byte {
 // entry, one key in two entries (the later wins), an empty entry — decode
 // with the maps interned while decoded as without; an entry whose key is
 // not of wire type bytes, or that is truncated, goes to the generated
-// unmarshaler (protoPod's fallback), whose result or error is client-go's.
+// unmarshaler (ProtoPod's fallback), whose result or error is client-go's.
 func TestMetaMapEntries(t *testing.T) {
 	str := func(num int, s string) []byte {
 		b := binary.AppendUvarint(nil, uint64(num)<<3|2)
@@ -212,12 +212,12 @@ func TestMetaMapEntries(t *testing.T) {
 		} else if werr == nil && err != errPodShape {
 			t.Errorf("%s: unmarshalPod fails with %v where the plain decode does not", name, err)
 		}
-		d := diet{intern: true, compact: true, share: true, classes: internAll, interners: newInterners(1)}
-		got, err := d.protoPod(bytes.Clone(b))
+		d := withoutVersions(Config{Intern: true, Compact: true, Share: true, Classes: InternAll})
+		got, err := d.ProtoPod(bytes.Clone(b))
 		if (err != nil) != (werr != nil) || (err != nil && err.Error() != werr.Error()) {
-			t.Errorf("%s: protoPod error %v, plain %v", name, err, werr)
+			t.Errorf("%s: ProtoPod error %v, plain %v", name, err, werr)
 		} else if err == nil && !apiequality.Semantic.DeepEqual(&want, got) {
-			t.Errorf("%s: protoPod differs from the plain decode:\n%s", name, cmp.Diff(&want, got))
+			t.Errorf("%s: ProtoPod differs from the plain decode:\n%s", name, cmp.Diff(&want, got))
 		}
 	}
 }

@@ -1,12 +1,28 @@
-package wire
+package diet
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/shardinformer/shardinformer/apisim"
 )
+
+// benchPods returns 1000 realistic pods without managedFields (the codec
+// cuts them before the diet sees a pod), and their protobuf bytes.
+func benchPods() ([]*corev1.Pod, [][]byte) {
+	pods := make([]*corev1.Pod, 1000)
+	raws := make([][]byte, len(pods))
+	for i := range pods {
+		pods[i] = apisim.NewPod(fmt.Sprintf("ns-%d", i%20), fmt.Sprintf("pod-%06d", i), int64(i), apisim.PodOptions{ManagedFields: true})
+		pods[i].ManagedFields = nil
+		raws[i], _ = pods[i].Marshal()
+	}
+	return pods, raws
+}
 
 // BenchmarkDiet measures the diet's steps alone on decoded realistic pods
 // (without managedFields), one interner for the run as one decoder has:
@@ -14,31 +30,25 @@ import (
 // whole of WithDiet after the decode. BenchmarkHeapPerPod has what each
 // saves.
 func BenchmarkDiet(b *testing.B) {
-	src := benchPods(1000)
-	raws := make([][]byte, len(src))
-	for i, p := range src {
-		p.ManagedFields = nil
-		raws[i], _ = p.Marshal()
-	}
+	_, raws := benchPods()
 	cases := []struct {
 		name string
-		d    diet
+		c    Config
 	}{
-		{"intern=default", diet{intern: true, classes: internDefault}},
-		{"compact", diet{compact: true}},
-		{"share", diet{share: true}},
-		{"full", diet{intern: true, compact: true, share: true, classes: internDefault}},
+		{"intern=default", Config{Intern: true}},
+		{"compact", Config{Compact: true}},
+		{"share", Config{Share: true}},
+		{"full", Config{Intern: true, Compact: true, Share: true}},
 	}
-	for _, c := range internClasses {
+	for _, c := range InternClasses {
 		cases = append(cases, struct {
 			name string
-			d    diet
-		}{"intern/class=" + c.name, diet{intern: true, classes: c.c}})
+			c    Config
+		}{"intern/class=" + c.Name, Config{Intern: true, Classes: c.Class}})
 	}
 	for _, v := range cases {
 		b.Run("diet="+v.name, func(b *testing.B) {
-			d := v.d
-			d.interners = newInterners(1)
+			d := withoutVersions(v.c)
 			pods := make([]*corev1.Pod, len(raws))
 			for i := 0; i < b.N; i++ {
 				j := i % len(raws)
@@ -52,7 +62,7 @@ func BenchmarkDiet(b *testing.B) {
 					}
 					b.StartTimer()
 				}
-				d.apply(pods[j])
+				d.Apply(pods[j])
 			}
 		})
 	}
@@ -63,51 +73,32 @@ func BenchmarkDiet(b *testing.B) {
 // shares parts before decoding (shareproto.go): ns per pod, one interner
 // for the run as one decoder has.
 func BenchmarkDietDecode(b *testing.B) {
-	src := benchPods(1000)
-	raws := make([][]byte, len(src))
-	for i, p := range src {
-		p.ManagedFields = nil
-		raws[i], _ = p.Marshal()
-	}
+	_, raws := benchPods()
 	for _, v := range []struct {
 		name string
-		d    diet
+		c    Config
 	}{
-		{"none", diet{}},
-		{"full", diet{intern: true, compact: true, share: true, classes: internDefault}},
-		{"full+shared-maps", diet{intern: true, compact: true, share: true, shareMaps: true, classes: internDefault}},
+		{"none", Config{}},
+		{"full", Config{Intern: true, Compact: true, Share: true}},
+		{"full+shared-maps", Config{Intern: true, Compact: true, Share: true, ShareMaps: true}},
 	} {
 		b.Run("diet="+v.name, func(b *testing.B) {
-			d := v.d
-			d.interners = newInterners(1)
+			d := withoutVersions(v.c)
 			for i := 0; i < b.N; i++ {
 				raw := raws[i%len(raws)]
-				if !d.on() {
+				if !d.On() {
 					var p corev1.Pod
 					if err := p.Unmarshal(raw); err != nil {
 						b.Fatal(err)
 					}
 					continue
 				}
-				if _, err := d.protoPod(raw); err != nil {
+				if _, err := d.ProtoPod(raw); err != nil {
 					b.Fatal(err)
 				}
 			}
 		})
 	}
-}
-
-// internClasses are the field classes measured one by one.
-var internClasses = []struct {
-	name string
-	c    internClass
-}{
-	{"meta", internMeta},
-	{"annotation-values", internAnnotationValues | internMeta},
-	{"spec", internSpec},
-	{"containers", internContainers},
-	{"env-values", internEnvValues},
-	{"status", internStatus},
 }
 
 // BenchmarkUpdateDecode decodes updates of realistic pods (without
@@ -119,12 +110,9 @@ var internClasses = []struct {
 // versions, versions=on with it (versions.go); maps=shared is
 // WithSharedValues.
 func BenchmarkUpdateDecode(b *testing.B) {
-	src := benchPods(1000)
-	first := make([][]byte, len(src))
+	src, first := benchPods()
 	updates := map[string][][]byte{"none": first, "meta": make([][]byte, len(src)), "status": make([][]byte, len(src))}
 	for i, p := range src {
-		p.ManagedFields = nil
-		first[i], _ = p.Marshal()
 		p.ResourceVersion, p.Annotations["example.com/touched"] = "2", "yes"
 		updates["meta"][i], _ = p.Marshal()
 		p.Status.Conditions[0].LastTransitionTime.Time = p.Status.Conditions[0].LastTransitionTime.Add(time.Second)
@@ -136,14 +124,14 @@ func BenchmarkUpdateDecode(b *testing.B) {
 			versions, maps bool
 		}{{"versions=off", false, false}, {"versions=on", true, false}, {"versions=on/maps=shared", true, true}} {
 			b.Run("change="+change+"/"+v.name, func(b *testing.B) {
-				d := diet{intern: true, compact: true, share: true, shareMaps: v.maps, classes: internDefault, interners: newInterners(1)}
-				if v.versions {
-					d.versions = newVersions()
+				d := New(Config{Intern: true, Compact: true, Share: true, ShareMaps: v.maps}, 1)
+				if !v.versions {
+					d.versions = nil
 				}
 				alive := make([]runtime.Object, len(first))
 				for i, raw := range first {
 					var err error
-					if alive[i], err = d.protoPod(raw); err != nil {
+					if alive[i], err = d.ProtoPod(raw); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -151,7 +139,7 @@ func BenchmarkUpdateDecode(b *testing.B) {
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
 					var err error // the latest version stays alive, as in a cache
-					if alive[i%len(first)], err = d.protoPod(updates[change][i%len(first)]); err != nil {
+					if alive[i%len(first)], err = d.ProtoPod(updates[change][i%len(first)]); err != nil {
 						b.Fatal(err)
 					}
 				}
