@@ -154,3 +154,25 @@ func Example_shardSelector() {
 	// pods in the two shards: 100
 	// invalid shard selector: hexStart must be a 0x-prefixed 16-digit hex value, got "0x0" (did you mean "0x0000000000000000"?)
 }
+
+// Serve is New, a Create of each object through its resource's API, and
+// Start, in one call.
+func ExampleServe() {
+	s, err := apisim.Serve(apisim.Config{},
+		apisim.NewPod("shop", "web-0", 1, apisim.PodOptions{}),
+		apisim.NewConfigMap("shop", "settings", 2))
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close()
+	cs, err := kubernetes.NewForConfig(s.RESTConfig())
+	if err != nil {
+		panic(err)
+	}
+	pods, err := cs.CoreV1().Pods("shop").List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(len(pods.Items), "pod,", len(s.ConfigMaps().List("shop")), "config map")
+	// Output: 1 pod, 1 config map
+}

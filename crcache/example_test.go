@@ -19,12 +19,14 @@ import (
 // serve starts a simulated API server with three pods in namespace shop
 // and one in another.
 func serve() *apisim.Server {
-	s, _ := apisim.New(apisim.Config{})
-	for i := range 3 {
-		_, _ = s.Create(apisim.NewPod("shop", fmt.Sprintf("web-%d", i), int64(i), apisim.PodOptions{}))
+	s, err := apisim.Serve(apisim.Config{},
+		apisim.NewPod("shop", "web-0", 0, apisim.PodOptions{}),
+		apisim.NewPod("shop", "web-1", 1, apisim.PodOptions{}),
+		apisim.NewPod("shop", "web-2", 2, apisim.PodOptions{}),
+		apisim.NewPod("other", "db-0", 9, apisim.PodOptions{}))
+	if err != nil {
+		panic(err)
 	}
-	_, _ = s.Create(apisim.NewPod("other", "db-0", 9, apisim.PodOptions{}))
-	_ = s.Start()
 	return s
 }
 

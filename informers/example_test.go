@@ -21,19 +21,14 @@ import (
 
 // exampleCluster serves web and db pods in namespaces shop and blog.
 func exampleCluster() (*apisim.Server, kubernetes.Interface) {
-	s, err := apisim.New(apisim.Config{})
-	if err != nil {
-		panic(err)
-	}
+	var pods []runtime.Object
 	for _, ns := range []string{"shop", "blog"} {
 		for i, tier := range []string{"web", "web", "web", "db"} {
-			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("%s-%d", tier, i), Labels: map[string]string{"tier": tier}}}
-			if _, err := s.Create(p); err != nil {
-				panic(err)
-			}
+			pods = append(pods, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("%s-%d", tier, i), Labels: map[string]string{"tier": tier}}})
 		}
 	}
-	if err := s.Start(); err != nil {
+	s, err := apisim.Serve(apisim.Config{}, pods...)
+	if err != nil {
 		panic(err)
 	}
 	client, err := kubernetes.NewForConfig(s.RESTConfig())

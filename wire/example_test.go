@@ -20,12 +20,12 @@ import (
 // API server over protobuf, decoding on two goroutines and dropping
 // managedFields.
 func Example() {
-	s, _ := apisim.New(apisim.Config{})
-	s.Load([]*corev1.Pod{
+	s, err := apisim.Serve(apisim.Config{},
 		apisim.NewPod("shop", "web-0", 1, apisim.PodOptions{ManagedFields: true}),
-		apisim.NewPod("shop", "web-1", 2, apisim.PodOptions{ManagedFields: true}),
-	})
-	s.Start()
+		apisim.NewPod("shop", "web-1", 2, apisim.PodOptions{ManagedFields: true}))
+	if err != nil {
+		panic(err)
+	}
 	defer s.Close()
 
 	cfg := s.RESTConfig()

@@ -16,11 +16,13 @@ import (
 // pipeline.Unwrap reaches the informer behind the cache's, for parallel
 // handlers and Stats.
 func Example() {
-	s, _ := apisim.New(apisim.Config{})
-	for i := range 3 {
-		_, _ = s.Create(apisim.NewPod("default", fmt.Sprintf("web-%d", i), int64(i), apisim.PodOptions{}))
+	s, err := apisim.Serve(apisim.Config{},
+		apisim.NewPod("default", "web-0", 0, apisim.PodOptions{}),
+		apisim.NewPod("default", "web-1", 1, apisim.PodOptions{}),
+		apisim.NewPod("default", "web-2", 2, apisim.PodOptions{}))
+	if err != nil {
+		panic(err)
 	}
-	_ = s.Start()
 	defer s.Close()
 
 	mgr, err := newManager(s.RESTConfig())

@@ -10,6 +10,7 @@ import (
 	"github.com/shardinformer/shardinformer/wire"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 )
@@ -17,18 +18,14 @@ import (
 // exampleCluster serves widgets (a custom resource) in namespaces shop and
 // blog.
 func exampleCluster() (*apisim.Server, *rest.Config) {
-	s, err := apisim.New(apisim.Config{})
-	if err != nil {
-		panic(err)
-	}
+	var widgets []runtime.Object
 	for _, ns := range []string{"shop", "blog"} {
 		for i := range 3 {
-			if _, err := s.Widgets().Create(apisim.NewWidget(ns, fmt.Sprint("gizmo-", i), int64(i))); err != nil {
-				panic(err)
-			}
+			widgets = append(widgets, apisim.NewWidget(ns, fmt.Sprint("gizmo-", i), int64(i)))
 		}
 	}
-	if err := s.Start(); err != nil {
+	s, err := apisim.Serve(apisim.Config{}, widgets...)
+	if err != nil {
 		panic(err)
 	}
 	return s, s.RESTConfig()

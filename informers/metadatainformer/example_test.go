@@ -9,6 +9,7 @@ import (
 	"github.com/shardinformer/shardinformer/informers/metadatainformer"
 	"github.com/shardinformer/shardinformer/pipeline"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/metadata"
 )
 
@@ -16,16 +17,12 @@ import (
 // and its listers are client-go's, the informers ours, caching only the
 // objects' metadata.
 func Example() {
-	s, err := apisim.New(apisim.Config{})
-	if err != nil {
-		panic(err)
-	}
+	var objs []runtime.Object
 	for i := range 4 {
-		if _, err := s.ConfigMaps().Create(apisim.NewConfigMap("shop", fmt.Sprint("settings-", i), int64(i))); err != nil {
-			panic(err)
-		}
+		objs = append(objs, apisim.NewConfigMap("shop", fmt.Sprint("settings-", i), int64(i)))
 	}
-	if err := s.Start(); err != nil {
+	s, err := apisim.Serve(apisim.Config{}, objs...)
+	if err != nil {
 		panic(err)
 	}
 	defer s.Close()

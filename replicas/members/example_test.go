@@ -14,11 +14,8 @@ import (
 // Example joins two replicas to a group through the simulated API
 // server's Leases and assigns the hash space to them.
 func Example() {
-	s, err := apisim.New(apisim.Config{})
+	s, err := apisim.Serve(apisim.Config{})
 	if err != nil {
-		panic(err)
-	}
-	if err := s.Start(); err != nil {
 		panic(err)
 	}
 	defer s.Close()

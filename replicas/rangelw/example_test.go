@@ -19,18 +19,12 @@ import (
 // Example lists the pods of one of two replicas from a server without
 // shardSelector support: the wrapper filters on the client and says so.
 func Example() {
-	s, err := apisim.New(apisim.Config{ShardedListAndWatch: false})
-	if err != nil {
-		panic(err)
-	}
-	var pods []*corev1.Pod
+	var pods []runtime.Object
 	for i := range 100 {
 		pods = append(pods, apisim.NewPod("default", fmt.Sprint("web-", i), int64(i), apisim.PodOptions{}))
 	}
-	if err := s.Load(pods); err != nil {
-		panic(err)
-	}
-	if err := s.Start(); err != nil {
+	s, err := apisim.Serve(apisim.Config{ShardedListAndWatch: false}, pods...)
+	if err != nil {
 		panic(err)
 	}
 	defer s.Close()

@@ -23,16 +23,12 @@ import (
 // handler calls: it takes every slot, its handler sees every pod, and
 // when it stops every pod leaves its view again.
 func Example() {
-	s, err := apisim.New(apisim.Config{ShardedListAndWatch: true})
-	if err != nil {
-		panic(err)
-	}
+	var pods []runtime.Object
 	for i := range 20 {
-		if _, err := s.Create(apisim.NewPod("default", fmt.Sprint("web-", i), int64(i), apisim.PodOptions{})); err != nil {
-			panic(err)
-		}
+		pods = append(pods, apisim.NewPod("default", fmt.Sprint("web-", i), int64(i), apisim.PodOptions{}))
 	}
-	if err := s.Start(); err != nil {
+	s, err := apisim.Serve(apisim.Config{ShardedListAndWatch: true}, pods...)
+	if err != nil {
 		panic(err)
 	}
 	defer s.Close()
