@@ -23,6 +23,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/shardinformer/shardinformer/apisim/internal/pbscan"
 )
 
 // TestDeltaRoundTrip: a delta decodes to the encoding it was taken from,
@@ -452,12 +454,12 @@ func fetchBoth(t *testing.T, ref, cmp *Server, path, accept string) ([]byte, int
 func continueOf(t *testing.T, body []byte, accept string) string {
 	t.Helper()
 	if bytes.HasPrefix(body, protoMagic) {
-		raw, ok := protoField(body[len(protoMagic):], 2)
+		raw, ok := pbscan.Field(body[len(protoMagic):], 2)
 		metaField := uint64(1)
 		if bytes.Contains([]byte(accept), []byte("v1beta1")) {
 			metaField = 2
 		}
-		lm, ok2 := protoField(raw, metaField)
+		lm, ok2 := pbscan.Field(raw, metaField)
 		var m metav1.ListMeta
 		if !ok || !ok2 || m.Unmarshal(lm) != nil {
 			t.Fatalf("list response does not parse")
@@ -471,24 +473,6 @@ func continueOf(t *testing.T, body []byte, accept string) string {
 		t.Fatal(err)
 	}
 	return l.Metadata.Continue
-}
-
-func protoField(b []byte, num uint64) ([]byte, bool) {
-	for len(b) > 0 {
-		tag, k := binary.Uvarint(b)
-		if k <= 0 || tag&7 != 2 {
-			return nil, false
-		}
-		l, m := binary.Uvarint(b[k:])
-		if m <= 0 || uint64(len(b)-k-m) < l {
-			return nil, false
-		}
-		if tag>>3 == num {
-			return b[k+m : k+m+int(l)], true
-		}
-		b = b[k+m+int(l):]
-	}
-	return nil, false
 }
 
 // watchBoth watches pods on both servers with q and fails unless their

@@ -2,14 +2,7 @@
 
 package main
 
-import (
-	"context"
-	"os"
-	"testing"
-	"time"
-
-	"github.com/shardinformer/shardinformer/e2e/cluster"
-)
+import "testing"
 
 // TestFaultsOnRealCluster runs loadgen --faults against a real
 // kube-apiserver: the proxy forwards to its HTTPS port with the
@@ -17,16 +10,7 @@ import (
 // HTTP to the proxy; faults are injected, both implementations converge
 // after they stop and pass the check.
 func TestFaultsOnRealCluster(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	c, err := cluster.Start(ctx, cluster.Options{Logf: t.Logf})
-	if err != nil {
-		if os.Getenv("SHARDINFORMER_E2E_REQUIRE") == "" {
-			t.Skipf("no real cluster: %v", err)
-		}
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Stop)
+	_, c := startCluster(t)
 	cfg := mustParse(t, "--kubeconfig", c.Kubeconfig(), "--scenario", "informer", "--pods", "300", "--namespaces", "3",
 		"--churn-rate", "200", "--churn-events", "600", "--churn-duration", "0", "--runs", "1", "--out-dir", "", "--progress", "0",
 		"--faults", "cut=0.2,stall=0.05:300ms,500=0.1,429=0.1,410=0.2,max=4,bytes=64Ki,seed=3")

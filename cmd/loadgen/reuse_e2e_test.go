@@ -3,14 +3,11 @@
 package main
 
 import (
-	"context"
 	"io"
 	"os"
 	"strconv"
 	"testing"
-	"time"
 
-	"github.com/shardinformer/shardinformer/e2e/cluster"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -23,16 +20,7 @@ import (
 // populate leaves (a missing pod, a pod without its status) and recreates
 // nothing else.
 func TestReusePodsOnRealCluster(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	c, err := cluster.Start(ctx, cluster.Options{Logf: t.Logf})
-	if err != nil {
-		if os.Getenv("SHARDINFORMER_E2E_REQUIRE") == "" {
-			t.Skipf("no real cluster: %v", err)
-		}
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Stop)
+	ctx, c := startCluster(t)
 	cs, err := kubernetes.NewForConfig(c.RESTConfig())
 	if err != nil {
 		t.Fatal(err)

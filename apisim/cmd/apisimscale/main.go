@@ -38,6 +38,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/shardinformer/shardinformer/apisim"
+	"github.com/shardinformer/shardinformer/apisim/internal/pbscan"
 )
 
 func main() {
@@ -368,7 +369,7 @@ func protoItems(b []byte, meta *metav1.ListMeta) (int, error) {
 	if !strings.HasPrefix(string(b), "k8s\x00") {
 		return 0, errors.New("not a protobuf response")
 	}
-	raw, ok := field(b[4:], 2)
+	raw, ok := pbscan.Field(b[4:], 2)
 	if !ok {
 		return 0, errors.New("no raw field in the envelope")
 	}
@@ -391,25 +392,6 @@ func protoItems(b []byte, meta *metav1.ListMeta) (int, error) {
 		raw = raw[k+m+int(l):]
 	}
 	return n, nil
-}
-
-// field returns the first length-delimited field num of message b.
-func field(b []byte, num uint64) ([]byte, bool) {
-	for len(b) > 0 {
-		tag, k := binary.Uvarint(b)
-		if k <= 0 || tag&7 != 2 {
-			return nil, false
-		}
-		l, m := binary.Uvarint(b[k:])
-		if m <= 0 || uint64(len(b)-k-m) < l {
-			return nil, false
-		}
-		if tag>>3 == num {
-			return b[k+m : k+m+int(l)], true
-		}
-		b = b[k+m+int(l):]
-	}
-	return nil, false
 }
 
 // watchList streams a WatchList (sendInitialEvents=true) until its
@@ -488,12 +470,12 @@ func stream(ctx context.Context, u string, fn func(typ string, obj []byte) bool)
 		if _, err := io.ReadFull(br, buf); err != nil {
 			return err
 		}
-		typ, _ := field(buf, 1)
-		obj, _ := field(buf, 2)
-		raw, _ := field(obj, 1)
+		typ, _ := pbscan.Field(buf, 1)
+		obj, _ := pbscan.Field(buf, 2)
+		raw, _ := pbscan.Field(obj, 1)
 		var msg []byte
 		if len(raw) > 4 {
-			msg, _ = field(raw[4:], 2)
+			msg, _ = pbscan.Field(raw[4:], 2)
 		}
 		if !fn(string(typ), msg) {
 			return nil
