@@ -5,7 +5,7 @@ GO       ?= go
 GOBIN    := $(shell $(GO) env GOPATH)/bin
 export PATH := $(GOBIN):$(PATH)
 
-.PHONY: all test fuzz vet run bench profile e2e cluster cluster-bins smoke upstream clean
+.PHONY: all test fuzz vet run bench profile e2e cluster cluster-bins smoke upstream soak clean
 
 all: test
 
@@ -35,6 +35,16 @@ vet:
 ## ARGS=... adds flags (go run ./cmd/loadgen --help), e.g. ARGS="--runs 3" for medians and spread.
 run:
 	$(GO) run ./cmd/loadgen --runs 1 $(ARGS)
+
+## soak: the load generator's soak scenario: 100k pods, SOAK (default 1h) of churn at 500 writes/s under
+## faults, client-go's stack and ours each alone in its own process, one after the other (about 2×SOAK +
+## 3 min); live heap after GC and goroutines sampled every minute must be flat after the warm-up (slope
+## within ±2%/h), the cache equal to the server at the end, no handler panic. Writes report.json and
+## report.html (charts of every sampled structure) into bench/results/soak/<time>-soak/. ARGS=... adds flags,
+## e.g. make soak SOAK=10m ARGS="--soak-sample-every 30s". The CI's short form: TestSoakShort (go test ./cmd/loadgen).
+SOAK ?= 1h
+soak:
+	$(GO) run ./cmd/loadgen --scenario soak --soak $(SOAK) --out-dir bench/results/soak $(ARGS)
 
 ## bench: benchmarks against client-go, raw output and benchstat comparison under bench/results/.
 bench:

@@ -1,6 +1,8 @@
 package apisim
 
 import (
+	"github.com/shardinformer/shardinformer/internal/delta"
+
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
@@ -76,7 +78,7 @@ func (typedCodec[X, P]) normalize(o Object) error {
 func (typedCodec[X, P]) encode(dst []byte, o Object, ct contentType) ([]byte, error) {
 	if ct == ctProtobuf {
 		n := o.(P).Size()
-		out := grow(dst, n)[:len(dst)+n]
+		out := delta.Grow(dst, n)[:len(dst)+n]
 		if _, err := o.(P).MarshalToSizedBuffer(out[len(dst):]); err != nil {
 			return dst, err
 		}

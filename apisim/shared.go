@@ -1,6 +1,8 @@
 package apisim
 
 import (
+	"github.com/shardinformer/shardinformer/internal/delta"
+
 	"bytes"
 	"encoding/binary"
 	"slices"
@@ -39,7 +41,7 @@ func newSharedParts() *sharedParts {
 // replicas differ. The first object of the group encoded in an encoding
 // becomes its reference. Safe for concurrent use.
 type template struct {
-	refs [numEncodings]atomic.Pointer[deltaRef]
+	refs [numEncodings]atomic.Pointer[delta.Ref]
 }
 
 // template returns the template of the objects in namespace with
@@ -105,13 +107,13 @@ func (sp *sharedParts) strLocked(s string) string {
 func (t *template) pack(e encoding, raw []byte) *blob {
 	r := t.refs[e].Load()
 	if r == nil {
-		r = newDeltaRef(bytes.Clone(raw))
+		r = delta.NewRef(bytes.Clone(raw))
 		if !t.refs[e].CompareAndSwap(nil, r) {
 			r = t.refs[e].Load()
 		}
 	}
 	bp := scratchPool.Get().(*[]byte)
-	d := r.encode((*bp)[:0], raw)
+	d := r.Encode((*bp)[:0], raw)
 	defer func() {
 		*bp = d[:0]
 		scratchPool.Put(bp)
@@ -125,7 +127,7 @@ func (t *template) pack(e encoding, raw []byte) *blob {
 // blob is one stored encoding of an object version: the bytes themselves,
 // or (ref != nil) a delta against a reference encoding. Immutable.
 type blob struct {
-	ref  *deltaRef
+	ref  *delta.Ref
 	data []byte
 }
 
@@ -134,7 +136,7 @@ func (b *blob) len() int {
 	if b.ref == nil {
 		return len(b.data)
 	}
-	return deltaLen(b.data)
+	return delta.Len(b.data)
 }
 
 // bytes returns the encoding: b's own bytes (shared, read-only) when stored
@@ -151,7 +153,7 @@ func (b *blob) read(buf []byte) (enc, newBuf []byte) {
 	if b.ref == nil {
 		return b.data, buf
 	}
-	out, err := b.ref.decode(buf[:0], b.data)
+	out, err := b.ref.Decode(buf[:0], b.data)
 	if err != nil {
 		panic("apisim: a stored delta does not decode: " + err.Error())
 	}

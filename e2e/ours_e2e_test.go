@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	crcachepkg "sigs.k8s.io/controller-runtime/pkg/cache"
 
+	"github.com/shardinformer/shardinformer/compact"
 	"github.com/shardinformer/shardinformer/crcache"
 	"github.com/shardinformer/shardinformer/informers"
 	"github.com/shardinformer/shardinformer/pipeline"
@@ -47,15 +48,8 @@ func init() {
 	impls = append(impls, impl{
 		name: "shardinformer/factory",
 		factory: func(a factoryArgs) (cache.SharedIndexInformer, error) {
-			var content []wire.Option
-			switch a.media {
-			case mediaJSON:
-				content = append(content, wire.WithContentType(wire.JSON))
-			case mediaCBOR:
-				content = append(content, wire.WithContentType(wire.CBOR))
-			}
 			f := informers.NewSharedInformerFactoryWithOptions(a.client, 0, informers.WithNamespace(a.ns), informers.WithTweakListOptions(a.tweak),
-				informers.WithWireOptions(content...), informers.WithPipelineOptions(pipeline.WithShards(4)))
+				informers.WithWireOptions(wireContent(a.media)...), informers.WithPipelineOptions(pipeline.WithShards(4)))
 			return f.Core().V1().Pods().Informer(), nil
 		},
 		addParallel: addParallel,
@@ -64,6 +58,19 @@ func init() {
 			{name: "parallel4", parallel: 4},
 		},
 		diet: true,
+	})
+	// The typed factory with the compact store on pods: the cache holds
+	// encoded pods, handlers and listers get decoded ones.
+	impls = append(impls, impl{
+		name: "shardinformer/compact",
+		factory: func(a factoryArgs) (cache.SharedIndexInformer, error) {
+			f := informers.NewSharedInformerFactoryWithOptions(a.client, 0, informers.WithNamespace(a.ns), informers.WithTweakListOptions(a.tweak),
+				informers.WithWireOptions(wireContent(a.media)...), informers.WithPipelineOptions(pipeline.WithShards(4), pipeline.WithCompactStore(compact.Config{})))
+			return f.Core().V1().Pods().Informer(), nil
+		},
+		addParallel: addParallel,
+		handlers:    []handlerSpec{{name: "parallel4", parallel: 4}},
+		diet:        true,
 	})
 	// Ours through controller-runtime's cache (crcache.New): the informer
 	// controller-runtime builds for pods of the namespace, with the
@@ -136,4 +143,15 @@ func init() {
 			wire: d.wire,
 		})
 	}
+}
+
+// wireContent returns the wire options for a scenario's media type.
+func wireContent(media string) []wire.Option {
+	switch media {
+	case mediaJSON:
+		return []wire.Option{wire.WithContentType(wire.JSON)}
+	case mediaCBOR:
+		return []wire.Option{wire.WithContentType(wire.CBOR)}
+	}
+	return nil
 }

@@ -4,7 +4,7 @@
 # hand). Each step prints its name; the first failure stops the script with a
 # non-zero exit. Outputs go to a temporary directory, never into the tree.
 #
-# Covered here: run, bench, profile, upstream (two packages), cluster, clean. Not here: test and e2e
+# Covered here: run, soak, bench, profile, upstream (two packages), cluster, clean. Not here: test and e2e
 # (CI runs them in full), fuzz (make test runs its script, hack/fuzz.sh),
 # cluster-bins (make e2e and make cluster run it), vet and all (part of test).
 set -euo pipefail
@@ -32,6 +32,11 @@ step "make run (replicas scenario, 300 pods, 1 and 2 replicas, shardSelector on 
 make run ARGS="--scenario replicas --pods 300 --namespaces 3 --replicas 1,2 --shard-selector both --churn-duration 1s --churn-rate 200 --out-dir $tmp/replicas" \
 	>"$tmp/replicas.log" 2>&1 || { cat "$tmp/replicas.log"; exit 1; }
 ls "$tmp"/replicas/*/report.json "$tmp"/replicas/*/report.html >/dev/null
+
+step "make soak (500 pods, 20s, both implementations)"
+make soak SOAK=20s ARGS="--pods 500 --namespaces 5 --churn-rate 100 --soak-sample-every 2s --soak-warmup 5s --soak-max-slope 1000 --out-dir $tmp/soak" \
+	>"$tmp/soak.log" 2>&1 || { cat "$tmp/soak.log"; exit 1; }
+ls "$tmp"/soak/*/report.json "$tmp"/soak/*/report.html >/dev/null
 
 step "make bench (200 pods, one count, micro-benchmarks 10ms)"
 BENCH_OUT="$tmp/bench" BENCH_COUNT=1 BENCH_OBJECTS=200 BENCH_UPDATES=1000 BENCH_MICRO_TIME=10ms \

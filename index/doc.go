@@ -94,6 +94,15 @@
 //
 // The returned objects are the stored ones: callers must not modify them (as with client-go).
 //
+// # Stored forms
+//
+// With WithCodec a Sharded holds each object in another form than its readers get — the compact
+// store's encoded Objects (package compact) — and its partitions store whatever form their writer
+// gives them: Partition's methods take and return stored forms (the pipeline's drain and queues
+// work with those), and call the codec's Decode only for the index functions. Sharded, the face
+// readers see, decodes every object it returns and encodes every object written through it. The
+// rest of this note holds for stored forms as for objects.
+//
 // # Index functions
 //
 // Index functions must be deterministic and must not retain or modify the object. The values an

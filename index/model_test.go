@@ -149,6 +149,13 @@ func runModel(seed uint64, steps int) error {
 		}
 		subjects = append(subjects, s)
 	}
+	for _, n := range []int{1, 3} { // stored forms (the compact store's plumbing)
+		s, err := NewSharded(n, fnvShard(n), cache.DeletionHandlingMetaNamespaceKeyFunc, indexersOf(modelInitial...), WithCodec(boxCodec{}))
+		if err != nil {
+			return err
+		}
+		subjects = append(subjects, s)
+	}
 	pending := []string{"byA", "tags", "pairs"}
 
 	for step := 0; step < steps; step++ {
@@ -231,6 +238,22 @@ func runModel(seed uint64, steps int) error {
 		}
 	}
 	return nil
+}
+
+// boxCodec stores each object in a box, and decodes a box to the very object
+// it holds: every read that forgot to decode, and every index function given
+// a stored form, shows in the model's comparisons.
+type boxCodec struct{}
+
+type box struct{ obj any }
+
+func (boxCodec) Encode(obj any) (any, error) { return &box{obj}, nil }
+
+func (boxCodec) Decode(stored any) (any, error) {
+	if b, ok := stored.(*box); ok {
+		return b.obj, nil
+	}
+	return stored, nil
 }
 
 // compare checks every observable of s against ref.

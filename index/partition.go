@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -26,13 +27,17 @@ var (
 // Writes are serialised by the partition's writer mutex; in the pipeline only the shard's drain
 // goroutine writes. Reads take no lock and never wait for the writer; the writer waits for a reader
 // at most for one small map operation (an xsync bucket copy). See doc.go for what a reader can see.
-// A Partition must not be copied.
+// Under a codec (Sharded's WithCodec) a partition holds and returns stored forms (doc.go, "Stored
+// forms"). A Partition must not be copied.
 type Partition struct {
 	// st is the published state. Readers load it once per call; the writer replaces it (Replace,
 	// AddIndexers) or mutates the maps and cells reachable from it, always under mu.
 	st atomic.Pointer[state]
 	// mark is the last sync mark; monotonic in seq (see SetSyncMark). Lock-free.
 	mark atomic.Pointer[syncMark]
+	// codec, if set, decodes stored forms for the index functions (Sharded's WithCodec). Set
+	// before the partition is used.
+	codec Codec
 
 	mu struct {
 		// Mutex serialises all writes to st and to everything reachable from it.
@@ -207,8 +212,9 @@ func (p *Partition) upsertLocked(s *state, key string, obj any, stamp uint64) (*
 	var errs []error
 	vals := p.mu.scratch[:0]
 	unchanged := existed
+	in := indexed{codec: p.codec, stored: obj}
 	for i, ix := range s.idx {
-		v, err := ix.fn(obj)
+		v, err := in.call(ix)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%w: index %q, key %q: %w", ErrIndexFunc, ix.name, key, err))
 			v = nil
@@ -250,6 +256,39 @@ func (p *Partition) upsertLocked(s *state, key string, obj any, stamp uint64) (*
 		forEachMissing(prev.valuesOf(i), ver.valuesOf(i), func(v string) { ix.removeLocked(v, c) })
 	}
 	return prev, err
+}
+
+// indexed is one stored form as its index functions see it: the stored form itself, or, under a
+// codec, its Decode, decoded once and only if an index function needs it — not for
+// cache.MetaNamespaceIndexFunc when the stored form has metadata, as the compact store's do.
+type indexed struct {
+	codec   Codec
+	stored  any
+	obj     any
+	err     error
+	decoded bool
+}
+
+// call calls ix's function on what it sees of the stored form.
+func (in *indexed) call(ix *index) ([]string, error) {
+	if in.codec == nil {
+		return ix.fn(in.stored)
+	}
+	if ix.namespaceOnly {
+		if _, ok := in.stored.(metav1.ObjectMetaAccessor); ok {
+			return ix.fn(in.stored)
+		}
+	}
+	if !in.decoded {
+		in.decoded = true
+		if in.obj, in.err = in.codec.Decode(in.stored); in.err != nil {
+			in.err = fmt.Errorf("decode: %w", in.err)
+		}
+	}
+	if in.err != nil {
+		return nil, in.err
+	}
+	return ix.fn(in.obj)
 }
 
 // PrefetchKeys is the most keys one Prefetch reads (about five cache lines each).
@@ -346,9 +385,10 @@ func (p *Partition) AddIndexers(indexers cache.Indexers) error {
 		for i := range base {
 			vals[i] = ver.valuesOf(i)
 		}
+		in := indexed{codec: p.codec, stored: ver.obj}
 		for i := base; i < len(s.idx); i++ {
 			ix := s.idx[i]
-			v, err := ix.fn(ver.obj)
+			v, err := in.call(ix)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%w: index %q, key %q: %w", ErrIndexFunc, ix.name, c.key, err))
 				continue

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 )
 
 // Sharded is the cache.Indexer over all partitions. Writes route by key to one partition; reads
@@ -30,6 +31,9 @@ type Sharded struct {
 	// indexers is the published, immutable indexer set. Every partition has every index in it
 	// (AddIndexers publishes only after all partitions have the new indexes).
 	indexers atomic.Pointer[cache.Indexers]
+	// codec, if set (WithCodec), turns the stored forms of objects back into objects for readers
+	// and objects written through Sharded into stored forms.
+	codec Codec
 
 	mu struct {
 		// Mutex serialises AddIndexers: checking, adding to every partition, publishing indexers.
@@ -39,10 +43,29 @@ type Sharded struct {
 
 var _ cache.Indexer = (*Sharded)(nil)
 
+// A Codec lets a cache hold its objects in another form than the one its readers get, e.g. the
+// encoded bytes of the compact store (package compact). Partitions store what their writer gives
+// them — the stored form — and call Decode for their index functions; Sharded's reads return
+// Decode of what they find and its writes store Encode of what they are given. Both must be safe
+// for concurrent use, and Decode(Encode(obj)) must equal obj for every reader's purpose (index
+// functions included). Decode must return anything that is not a stored form as it is.
+type Codec interface {
+	Encode(obj any) (stored any, err error)
+	Decode(stored any) (obj any, err error)
+}
+
+// Option configures a Sharded.
+type Option func(*Sharded)
+
+// WithCodec stores objects in c's form (see Codec). A read that cannot decode an object returns
+// the error (GetByKey, Get, ByIndex, Index) or, where it has none (List), leaves the object out
+// and logs the error.
+func WithCodec(c Codec) Option { return func(s *Sharded) { s.codec = c } }
+
 // NewSharded returns an empty Sharded of n partitions. shardOf must map every key to [0, n)
 // (a key it maps elsewhere makes the call that routes it panic); keyFunc is the informer's key
 // function (cache.DeletionHandlingMetaNamespaceKeyFunc in the pipeline). indexers is copied.
-func NewSharded(n int, shardOf func(key string) int, keyFunc cache.KeyFunc, indexers cache.Indexers) (*Sharded, error) {
+func NewSharded(n int, shardOf func(key string) int, keyFunc cache.KeyFunc, indexers cache.Indexers, opts ...Option) (*Sharded, error) {
 	switch {
 	case n < 1:
 		return nil, fmt.Errorf("index: shard count %d, want >= 1", n)
@@ -55,8 +78,12 @@ func NewSharded(n int, shardOf func(key string) int, keyFunc cache.KeyFunc, inde
 		return nil, err
 	}
 	s := &Sharded{parts: make([]*Partition, n), shardOf: shardOf, keyFunc: keyFunc}
+	for _, o := range opts {
+		o(s)
+	}
 	for i := range s.parts {
 		s.parts[i] = NewPartition(indexers)
+		s.parts[i].codec = s.codec
 	}
 	idx := maps.Clone(indexers)
 	if idx == nil {
@@ -108,8 +135,49 @@ func (s *Sharded) Update(obj any) error {
 	if err != nil {
 		return err
 	}
+	if obj, err = s.encode(obj); err != nil {
+		return err
+	}
 	_, _, err = s.partitionOf(key).Upsert(key, obj)
 	return err
+}
+
+// encode returns obj's stored form.
+func (s *Sharded) encode(obj any) (any, error) {
+	if s.codec == nil {
+		return obj, nil
+	}
+	stored, err := s.codec.Encode(obj)
+	if err != nil {
+		return nil, fmt.Errorf("index: encode: %w", err)
+	}
+	return stored, nil
+}
+
+// decode returns the object of a stored form.
+func (s *Sharded) decode(stored any) (any, error) {
+	if s.codec == nil {
+		return stored, nil
+	}
+	obj, err := s.codec.Decode(stored)
+	if err != nil {
+		return nil, fmt.Errorf("index: decode: %w", err)
+	}
+	return obj, nil
+}
+
+// decodeAll decodes objs in place.
+func (s *Sharded) decodeAll(objs []any) ([]any, error) {
+	if s.codec == nil {
+		return objs, nil
+	}
+	for i, o := range objs {
+		var err error
+		if objs[i], err = s.decode(o); err != nil {
+			return nil, err
+		}
+	}
+	return objs, nil
 }
 
 // Delete removes the object stored under obj's key (a cache.DeletedFinalStateUnknown's Key).
@@ -134,12 +202,32 @@ func (s *Sharded) Get(obj any) (item any, exists bool, err error) {
 // GetByKey returns the object stored under key.
 func (s *Sharded) GetByKey(key string) (item any, exists bool, err error) {
 	item, exists = s.partitionOf(key).Get(key)
-	return item, exists, nil
+	if !exists {
+		return nil, false, nil
+	}
+	if item, err = s.decode(item); err != nil {
+		return nil, false, fmt.Errorf("%w (key %q)", err, key)
+	}
+	return item, true, nil
 }
 
 // List returns every object. See doc.go for the consistency of the result.
 func (s *Sharded) List() []any {
-	return collect(s, func(_ string, obj any) any { return obj })
+	out := collect(s, func(_ string, obj any) any { return obj })
+	if s.codec == nil {
+		return out
+	}
+	kept := out[:0]
+	for _, o := range out {
+		obj, err := s.decode(o)
+		if err != nil {
+			klog.ErrorS(err, "List leaves out an object it cannot decode")
+			continue
+		}
+		kept = append(kept, obj)
+	}
+	clear(out[len(kept):])
+	return kept
 }
 
 // ListKeys returns every key. See doc.go for the consistency of the result.
@@ -183,7 +271,9 @@ func (s *Sharded) Replace(list []any, resourceVersion string) error {
 		if items[i] == nil {
 			items[i] = make(map[string]any, len(list)/len(s.parts)+1)
 		}
-		items[i][key] = obj
+		if items[i][key], err = s.encode(obj); err != nil {
+			return fmt.Errorf("%w (key %q)", err, key)
+		}
 	}
 	var errs []error
 	for i, p := range s.parts {
@@ -308,7 +398,7 @@ func (s *Sharded) ByIndex(indexName, indexedValue string) ([]any, error) {
 	for _, r := range refs {
 		out = r.vs.appendObjects(out, r.pos)
 	}
-	return out, nil
+	return s.decodeAll(out)
 }
 
 // IndexKeys returns the keys of the objects indexed under indexedValue in index indexName, sorted
@@ -364,7 +454,7 @@ func (s *Sharded) Index(indexName string, obj any) ([]any, error) {
 			})
 		}
 	}
-	return out, nil
+	return s.decodeAll(out)
 }
 
 // ListIndexFuncValues returns the values of index indexName under which at least one object is

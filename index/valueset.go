@@ -1,9 +1,11 @@
 package index
 
 import (
+	"reflect"
 	"sync/atomic"
 
 	"github.com/puzpuzpuz/xsync/v3"
+	"k8s.io/client-go/tools/cache"
 )
 
 // Value sets small enough to copy are kept as an immutable array replaced on every change; larger
@@ -137,10 +139,16 @@ type index struct {
 	name string
 	fn   func(obj any) ([]string, error)
 	sets *xsync.MapOf[string, *valueSet]
+	// namespaceOnly: fn is cache.MetaNamespaceIndexFunc, which reads the namespace alone, so a
+	// stored form with metadata can be indexed without decoding it (Partition.indexed).
+	namespaceOnly bool
 }
 
+var namespaceIndexFunc = reflect.ValueOf(cache.MetaNamespaceIndexFunc).Pointer()
+
 func newIndex(name string, fn func(obj any) ([]string, error)) *index {
-	return &index{name: name, fn: fn, sets: xsync.NewMapOf[string, *valueSet]()}
+	return &index{name: name, fn: fn, sets: xsync.NewMapOf[string, *valueSet](),
+		namespaceOnly: reflect.ValueOf(fn).Pointer() == namespaceIndexFunc}
 }
 
 // addLocked adds c to the set of value v, creating the set if needed, and returns the set, whose

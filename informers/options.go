@@ -75,7 +75,9 @@ func WithPipelineOptions(opts ...pipeline.Option) SharedInformerOption {
 
 // WithPipelineOptionsFor passes opts to the informer of obj's type only,
 // after those of WithPipelineOptions (so they override them); for example a
-// name, or more shards for the busiest type.
+// name, more shards for the busiest type, or the compact store for the
+// largest (WithPipelineOptionsFor(&corev1.Pod{},
+// pipeline.WithCompactStore(compact.Config{})); package compact's example).
 func WithPipelineOptionsFor(obj runtime.Object, opts ...pipeline.Option) SharedInformerOption {
 	return func(c *config) {
 		if c.pipelineFor == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"maps"
 	"slices"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shardinformer/shardinformer/compact"
 	"github.com/shardinformer/shardinformer/internal/testkit"
 	"github.com/shardinformer/shardinformer/pipeline"
 	corev1 "k8s.io/api/core/v1"
@@ -53,7 +55,20 @@ type impl struct {
 	// relaxed: WithRelaxedOrder, without client-go's cross-key order
 	// (CrossShardOrder asserts the documented difference).
 	relaxed bool
+	// decodes: the cache holds objects encoded (WithCompactStore), so the
+	// objects readers and handlers get are decoded: equal to the stored
+	// ones, not the same pointers.
+	decodes bool
 	opts    []pipeline.Option
+}
+
+// same reports whether a and b are the same cached object: the same pointer,
+// or, for an implementation that decodes, semantically equal.
+func (im impl) same(a, b any) bool {
+	if im.decodes {
+		return apiequality.Semantic.DeepEqual(a, b)
+	}
+	return a == b
 }
 
 // newOurs builds our informer with the impl's options plus extra ones.
@@ -91,7 +106,17 @@ var impls = append([]impl{
 	// and end within the tests.
 	shardinformer("shards=4/ring=2/budget=3", false, false, pipeline.WithShards(4), pipeline.WithRingCapacity(2), pipeline.WithBacklogBudget(3)),
 	relaxed(shardinformer("shards=4/relaxed", true, false, pipeline.WithShards(4), pipeline.WithRelaxedOrder())),
+	// The compact store: every object encoded in the cache and decoded for
+	// the handlers and readers; a decoded-object cache of 2, so that nearly
+	// every read decodes.
+	decodes(shardinformer("shards=4/compact", true, false, pipeline.WithShards(4), pipeline.WithCompactStore(compact.Config{Decoded: 2}))),
+	decodes(shardinformer("shards=4/ring=2/budget=3/compact", false, false, pipeline.WithShards(4), pipeline.WithRingCapacity(2), pipeline.WithBacklogBudget(3), pipeline.WithCompactStore(compact.Config{}))),
 }, tinyRings()...)
+
+func decodes(im impl) impl {
+	im.decodes = true
+	return im
+}
 
 func relaxed(im impl) impl {
 	im.relaxed = true
@@ -251,7 +276,7 @@ func testAddUpdateDelete(t *testing.T, im impl, wl bool) {
 			continue
 		}
 		evs := r.Events(k)
-		if last := evs[len(evs)-1]; last.Obj != obj {
+		if last := evs[len(evs)-1]; !im.same(last.Obj, obj) {
 			t.Errorf("GetByKey(%s) returned another object than the handler's last one", k)
 		}
 	}
@@ -344,7 +369,7 @@ func testTombstonesAfterRelist(t *testing.T, im impl, wl bool) {
 		t.Errorf("ns/a: deleted while unwatched, delivered as %T, want cache.DeletedFinalStateUnknown", evs[len(evs)-1].Obj)
 	case tomb.Key != "ns/a":
 		t.Errorf("tombstone key %q, want ns/a", tomb.Key)
-	case tomb.Obj != addA.Obj:
+	case !im.same(tomb.Obj, addA.Obj):
 		t.Errorf("tombstone carries %v (resourceVersion %s), want the last known object (resourceVersion %s)", tomb.Obj, rvOf(tomb.Obj), rvOf(addA.Obj))
 	}
 

@@ -229,6 +229,23 @@
 // HasSynced avoids that but delayed a 100k-pod sync by 5–9 s, so it was
 // measured and not kept (bench/results/informer-latency.md).
 //
+// # The compact store
+//
+// Under WithCompactStore the cache holds package compact's Objects (a
+// pod's protobuf as a delta against a similar pod's, in bytes the collector
+// does not scan). Objects are encoded by the transform the reflector and
+// the queues apply, after the informer's own, so the reflector's WatchList
+// store and the queues hold them too; the partitions store them and decode
+// them only for index functions other than the namespace index; the
+// listener workers decode a notification's objects right before the
+// handler is called (a decode, tens of microseconds a pod, moves from the
+// producer to the workers, in parallel); readers of GetStore and GetIndexer
+// get decoded objects. The codec keeps the objects it decoded or encoded
+// last (compact.Config.Decoded), so a handler and a lister reading the
+// object just delivered share one decoded object; OnUpdate's old object is
+// decoded again once it has left them. Notifications, overflow backlogs and
+// late handlers' initial adds carry Objects, not decoded objects.
+//
 // # Bad input
 //
 // An object without a key is rejected with a cache.KeyError (watch events:

@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/shardinformer/shardinformer/compact"
 	"github.com/shardinformer/shardinformer/fifo"
 	"github.com/shardinformer/shardinformer/index"
 	"github.com/shardinformer/shardinformer/internal/doorbell"
@@ -52,8 +55,12 @@ type Informer struct {
 	// object the drain roles store and panics once one differs from its
 	// copy (client-go's informer does the same). Safe for concurrent use.
 	mutations cache.MutationDetector
-	timed     bool // an Observer is set: measure durations
-	nextID    atomic.Uint64
+	// codec is WithCompactStore's: the cache holds its Objects, which the
+	// partitions' index functions, the listeners' workers (notification.decode)
+	// and the cache's readers (index.WithCodec) decode. nil without it.
+	codec  *compact.Codec
+	timed  bool // an Observer is set: measure durations
+	nextID atomic.Uint64
 	// goroutines counts every listener's goroutines, removed listeners'
 	// included, for RunWithContext to wait for. Add only under mu before stop.
 	goroutines sync.WaitGroup
@@ -100,7 +107,15 @@ func New(lw cache.ListerWatcher, exampleObject runtime.Object, defaultEventHandl
 	if err != nil {
 		return nil, err
 	}
-	indexer, err := index.NewSharded(cfg.shards, router.Of, cache.DeletionHandlingMetaNamespaceKeyFunc, indexers)
+	var codec *compact.Codec
+	var indexOpts []index.Option
+	if cfg.compact != nil {
+		if codec, err = compact.New(exampleObject, *cfg.compact); err != nil {
+			return nil, fmt.Errorf("%w: WithCompactStore: %w", errConfig, err)
+		}
+		indexOpts = append(indexOpts, index.WithCodec(codec))
+	}
+	indexer, err := index.NewSharded(cfg.shards, router.Of, cache.DeletionHandlingMetaNamespaceKeyFunc, indexers, indexOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -113,6 +128,7 @@ func New(lw cache.ListerWatcher, exampleObject runtime.Object, defaultEventHandl
 		defaultResync: defaultEventHandlerResyncPeriod,
 		router:        router,
 		indexer:       indexer,
+		codec:         codec,
 		synced:        make(chan struct{}),
 		listed:        make(chan struct{}),
 		timed:         !nop,
@@ -393,14 +409,18 @@ func (inf *Informer) start(logger klog.Logger) (*cache.Reflector, error) {
 	if inf.mu.started {
 		return nil, fmt.Errorf("%w: %s, Run more than once is not allowed", ErrStarted, inf.name)
 	}
+	transform := inf.mu.transform
+	if inf.codec != nil {
+		transform = inf.codec.Transform(transform)
+	}
 	for _, s := range inf.shards {
-		q, err := fifo.New(fifo.Config{Known: s.part, Transform: inf.mu.transform, MaxQueued: inf.cfg.maxQueued()})
+		q, err := fifo.New(fifo.Config{Known: s.part, Transform: transform, MaxQueued: inf.cfg.maxQueued()})
 		if err != nil {
 			return nil, err
 		}
 		s.queue = q
 	}
-	r := cache.NewReflectorWithOptions(inf.lw, inf.example, &store{inf: inf, transform: inf.mu.transform}, cache.ReflectorOptions{
+	r := cache.NewReflectorWithOptions(inf.lw, inf.example, &store{inf: inf, transform: transform}, cache.ReflectorOptions{
 		Logger:          &logger,
 		Name:            inf.name,
 		TypeDescription: fmt.Sprintf("%T", inf.example),
@@ -537,6 +557,26 @@ func (inf *Informer) SetTransform(handler cache.TransformFunc) error {
 	}
 	inf.mu.transform = handler
 	return nil
+}
+
+// mutationDetection is client-go's switch of its cache mutation detector.
+var mutationDetection, _ = strconv.ParseBool(os.Getenv("KUBE_CACHE_MUTATION_DETECTOR"))
+
+// detect hands a stored object to the mutation detector; under
+// WithCompactStore its decoded form, the instance the handlers and readers
+// share while it is among the decoded objects, and only when the detector
+// is on (decoding costs).
+func (inf *Informer) detect(obj any) {
+	if inf.codec == nil {
+		inf.mutations.AddObject(obj)
+		return
+	}
+	if !mutationDetection {
+		return
+	}
+	if o, err := inf.codec.Decode(obj); err == nil {
+		inf.mutations.AddObject(o)
+	}
 }
 
 // IsStopped implements cache.SharedInformer. As client-go's, it turns true

@@ -401,6 +401,19 @@ func (l *listener) deliver(n *notification) {
 			}
 		}()
 	}
+	if c := l.inf.codec; c != nil {
+		// Decoded on a copy: n lives on in a ring slot, a batch or a backlog,
+		// which must not keep decoded objects alive.
+		d := *n
+		if err := d.decode(c); err != nil {
+			l.logger.Error(err, "A notification's object does not decode; the notification was skipped",
+				"handler", l.name, "key", n.key, "event", n.kind.String())
+			l.inf.cfg.observer.Dropped(err)
+			return
+		}
+		d.dispatch(l.handler)
+		return
+	}
 	n.dispatch(l.handler)
 }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shardinformer/shardinformer/compact"
 	"github.com/shardinformer/shardinformer/internal/fakeapi"
 	"github.com/shardinformer/shardinformer/internal/testkit"
 	corev1 "k8s.io/api/core/v1"
@@ -83,6 +84,8 @@ func modelVariants() []modelVariant {
 	}
 	// Buffer with a budget of 2: episodes of coalescing start and end often.
 	policies = append(policies, policy{"policy=buffer/budget=2", true, true, false, []Option{WithBacklogBudget(2)}})
+	// The compact store, with a decoded-object cache of 2.
+	policies = append(policies, policy{"policy=buffer/compact", true, false, true, []Option{WithCompactStore(compact.Config{Decoded: 2})}})
 	for _, p := range policies {
 		for _, n := range []int{1, 3} {
 			vs = append(vs, modelVariant{

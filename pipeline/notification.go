@@ -5,6 +5,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/shardinformer/shardinformer/compact"
 )
 
 // notification is one event for one listener. For an add, obj is the new
@@ -23,6 +25,19 @@ type notification struct {
 	old     any
 	obj     any
 	pos     uint64
+}
+
+// decode replaces n's stored forms (WithCompactStore's Objects) by their
+// objects.
+func (n *notification) decode(c *compact.Codec) error {
+	var err error
+	if n.old != nil {
+		if n.old, err = c.Decode(n.old); err != nil {
+			return err
+		}
+	}
+	n.obj, err = c.Decode(n.obj)
+	return err
 }
 
 func (n notification) dispatch(h cache.ResourceEventHandler) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/shardinformer/shardinformer/compact"
 	"github.com/shardinformer/shardinformer/shards"
 )
 
@@ -21,6 +22,7 @@ type config struct {
 	crashOnPanic  bool
 	relaxed       bool
 	name          string
+	compact       *compact.Config
 }
 
 func defaultConfig() config {
@@ -116,3 +118,17 @@ func WithName(name string) Option { return func(c *config) { c.name = name } }
 // those shards lag behind. LastStoreSyncResourceVersion is the same in both
 // modes.
 func WithRelaxedOrder() Option { return func(c *config) { c.relaxed = true } }
+
+// WithCompactStore keeps the cache's objects encoded, as package compact's
+// Objects: a few hundred bytes a pod that the garbage collector does not
+// scan, for caches too large to keep decoded. Objects are encoded as they
+// arrive (the reflector's and the queues' transform, after the informer's
+// own), so the initial list is held encoded too; they are decoded for the
+// index functions, the handlers and every read of the cache, with the last
+// cfg.Decoded decoded objects kept and shared. Reads cost a decode each
+// (package compact's doc states how much); OnUpdate's old object is decoded
+// from the cache: equal to the object the handler saw before, not
+// necessarily the same pointer. Stats().Compact reports the codec's counters.
+func WithCompactStore(cfg compact.Config) Option {
+	return func(c *config) { c.compact = &cfg }
+}

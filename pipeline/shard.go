@@ -240,7 +240,7 @@ func (s *shard) apply(it *fifo.Item, st *BatchStats) {
 	for _, d := range it.Deltas {
 		switch d.Type {
 		case cache.Sync, cache.Replaced, cache.Added, cache.Updated:
-			s.inf.mutations.AddObject(d.Object)
+			s.inf.detect(d.Object)
 			stamp := rvStamp(d.Object)
 			old, oldStamp, existed, err := s.part.UpsertStamped(it.Key, d.Object, stamp)
 			if err != nil {

@@ -227,7 +227,7 @@ func (r *report) charts() []chart {
 		return out
 	}
 	pods := r.Figures[0].Pods
-	ctl := r.Scenario != scenarioInformer
+	ctl := sweptScenario(r.Scenario, r.Settings.Path) != scenarioInformer
 	size := fmtCount(pods) + " pods"
 
 	// Initial sync, median run of each implementation.
@@ -369,31 +369,43 @@ func (r *report) charts() []chart {
 		out = append(out, lineChart(heapT))
 	}
 
-	// Scale: how each figure grows with the object count.
+	// Scale: how each figure grows with the object count, on log–log axes;
+	// an implementation's line ends at the last size it fitted at (the
+	// table says "did not fit in N GiB" beyond).
 	if len(r.Scale) > 1 {
-		for i, f := range r.Scale[0].Figures {
-			c := chart{ID: "scale_" + f.Key, Title: f.Label + " by object count",
-				X: axis{Label: "pods (log scale)", Unit: "count", Log: true}, Y: axis{Label: f.Label + " (log scale)", Unit: f.Unit, Log: true}}
+		for _, key := range scaleKeys(r.Scale) {
+			d := figureDefs[slices.IndexFunc(figureDefs, func(d figureDef) bool { return d.key == key })]
+			c := chart{ID: "scale_" + key, Title: d.label + " by object count",
+				X: axis{Label: "pods (log scale)", Unit: "count", Log: true}, Y: axis{Label: d.label + " (log scale)", Unit: d.unit, Log: true}}
+			// A figure that is 0 at a size where the implementation ran (GC
+			// cycles during a short churn, say) has no place on log–log
+			// axes: the table has it.
+			whole, longest := true, 0
 			for _, impl := range r.Settings.Impls {
 				s := chartSeries{Name: impl, Impl: impl}
+				ran := 0
 				for _, p := range r.Scale {
-					if i < len(p.Figures) {
-						if v, ok := p.Figures[i].Values[impl]; ok && v.Median > 0 {
+					i := slices.IndexFunc(p.Figures, func(f figure) bool { return f.Key == key })
+					if i < 0 {
+						continue
+					}
+					if v, ok := p.Figures[i].Values[impl]; ok {
+						ran++
+						if v.Median > 0 {
 							s.Points = append(s.Points, [2]float64{float64(p.Pods), v.Median})
 						}
 					}
 				}
+				whole = whole && len(s.Points) == ran
+				longest = max(longest, len(s.Points))
 				if len(s.Points) > 0 {
 					c.Series = append(c.Series, s)
 				}
 			}
-			// A figure that is 0 at some size (GC cycles during a short
-			// churn, say) has no place on log–log axes: the table has it.
-			whole := len(c.Series) > 0
-			for _, s := range c.Series {
-				whole = whole && len(s.Points) == len(r.Scale)
-			}
-			if whole {
+			if whole && longest > 1 {
+				if len(r.DidNotFit) > 0 {
+					c.Note = "A line ends where its implementation did not fit: " + unfitWords(r)
+				}
 				out = append(out, lineChart(c))
 			}
 		}

@@ -27,13 +27,22 @@ func check(c *client, want map[string]string) checkResult {
 			res.Details = append(res.Details, fmt.Sprintf(format, args...))
 		}
 	}
+	// Key by key, not List(): a compact store decodes what it returns, and
+	// a List of a million decoded pods would take gigabytes at once.
 	got := map[string]string{}
-	for _, obj := range c.inf.GetStore().List() {
-		o := accessor(obj)
-		got[metaKey(o)] = o.GetResourceVersion()
+	store := c.inf.GetStore()
+	for _, key := range store.ListKeys() {
+		obj, ok, err := store.GetByKey(key)
+		switch {
+		case err != nil:
+			note("cache: %s: %v", key, err)
+			res.CacheMismatches++
+		case ok:
+			got[key] = accessor(obj).GetResourceVersion()
+		}
 	}
 	res.CacheObjects = len(got)
-	res.CacheMismatches = diff(want, got, func(s string) { note("cache: %s", s) })
+	res.CacheMismatches += diff(want, got, func(s string) { note("cache: %s", s) })
 	for i, h := range c.handlers {
 		res.HandlerMismatches += diff(want, h.rv.snapshot(), func(s string) { note("handler %d: %s", i, s) })
 	}

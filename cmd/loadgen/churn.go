@@ -117,6 +117,7 @@ func (g *churner) write(ctx context.Context, w int, live []podRef, initialPods i
 	total := m.create + m.update + m.delete
 	gens := map[podRef]int{}
 	created := 0
+	steady := len(live) // the writer's initial pods (steadyPods)
 	for ctx.Err() == nil {
 		if g.cfg.churnEvents > 0 && g.budget.Add(-1) < 0 {
 			return
@@ -136,6 +137,14 @@ func (g *churner) write(ctx context.Context, w int, live []podRef, initialPods i
 			op = 1
 		} else {
 			op = 2
+		}
+		if g.cfg.steadyPods && op != 1 && m.create > 0 {
+			// Hold the writer's pod count at its initial size: a create or
+			// a delete is a create below it, a delete at or above it.
+			op = 2
+			if len(live) < steady || len(live) == 0 {
+				op = 0
+			}
 		}
 		var err error
 		switch op {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime/debug"
 	"runtime/pprof"
 	"sync"
 	"time"
@@ -30,6 +31,7 @@ const (
 	msgCaughtUp  = "caught-up"  // Check: the check ended (passed or timed out); measurements taken
 	msgResult    = "result"     // Result: the implementation's figures, after its heap was measured
 	msgMetrics   = "metrics"    // URL: the metrics endpoint serves
+	msgSoak      = "soak"       // Soak: a soak sample (soak.go)
 	msgError     = "error"      // Error: the client failed
 	msgExit      = "exit"       // added by the parent: the client's process or goroutine ended
 )
@@ -54,6 +56,11 @@ type message struct {
 	// final state for the checks, then its figures.
 	ReplicaState  *replicaState   `json:"replica_state,omitempty"`
 	ReplicaResult *replicaFigures `json:"replica_result,omitempty"`
+	// DidNotFit: added by the parent to msgExit when the child did not fit
+	// (fit.go).
+	DidNotFit *didNotFit `json:"did_not_fit,omitempty"`
+	// Soak: a soak sample (soak scenario).
+	Soak *soakPoint `json:"soak,omitempty"`
 }
 
 type command struct {
@@ -111,8 +118,10 @@ func serveClient(ctx context.Context, sp spec, reg prometheus.Registerer, cmds <
 	var pk peaks
 	cpu0, split0 := cpuTime(), readCPUSplit()
 	gc0, pause0 := gcStats()
-	smp := startSampler(c, &pk, cpu0, emit)
+	smp := startSampler(c, &pk, cpu0, sp.SampleEvery, emit)
 	defer smp.stop()
+	var soak *soakSampler
+	defer func() { soak.stop() }()
 	c.start(ctx)
 
 	wait := func(want string) (command, error) {
@@ -152,9 +161,13 @@ func serveClient(ctx context.Context, sp spec, reg prometheus.Registerer, cmds <
 	if !sentSynced {
 		emit(message{Type: msgSynced, At: c.syncedAt.UnixNano()})
 	}
-	cpuReady, splitReady := cpuTime(), readCPUSplit().sub(split0)
+	cpuReady, atReady := cpuTime(), readCPUSplit()
+	splitReady := atReady.sub(split0)
 	smp.markReady()
 	emit(message{Type: msgReady, At: c.readyAt.UnixNano()})
+	if sp.SoakEvery > 0 {
+		soak = startSoakSampler(c, sp.SoakEvery, emit)
+	}
 
 	start, err := wait(cmdChurnStart)
 	if err != nil {
@@ -176,6 +189,7 @@ func serveClient(ctx context.Context, sp spec, reg prometheus.Registerer, cmds <
 		return err
 	}
 	c.stopReaders()
+	soak.stop() // the soak's samples end with the churn and the faults
 
 	// Catch up and check. The check reads the whole cache, so it runs once
 	// the cheap counters say the client is done, and the CPU, time, heap
@@ -185,7 +199,7 @@ func serveClient(ctx context.Context, sp spec, reg prometheus.Registerer, cmds <
 	c.awaitQuiet(ctx, end.Emitted, deadline)
 	// Caught up, unless the check below says otherwise: then it is when the
 	// check that passed began.
-	cpuCaughtUp := cpuTime()
+	cpuCaughtUp, atCaughtUp := cpuTime(), readCPUSplit()
 	var want map[string]string
 	final := false
 	var cpuEnd time.Duration
@@ -205,7 +219,7 @@ func serveClient(ctx context.Context, sp spec, reg prometheus.Registerer, cmds <
 		}
 		cpuEnd, gcEnd, heapEnd = cpuTime(), gcCycles(), readHeap()
 		if cpuCaughtUp == 0 {
-			cpuCaughtUp = cpuEnd
+			cpuCaughtUp, atCaughtUp = cpuEnd, readCPUSplit()
 		}
 		chk = check(c, want)
 		if chk.Pass {
@@ -234,11 +248,16 @@ func serveClient(ctx context.Context, sp spec, reg prometheus.Registerer, cmds <
 	}
 	res := c.result(chk, time.Unix(0, start.At), time.Unix(0, end.At), fin.Deletes)
 	res.CPUSeconds, res.SyncCPUSeconds = (cpuEnd - cpu0).Seconds(), (cpuReady - cpu0).Seconds()
-	res.SyncGCCPUSeconds, res.SyncSysCPUSeconds, res.SyncPageFaults = splitReady.gc.Seconds(), splitReady.sys.Seconds(), splitReady.faults
+	res.SyncGCCPUSeconds, res.SyncSysCPUSeconds, res.SyncPageFaults = splitReady.gcCPU().Seconds(), splitReady.sys.Seconds(), splitReady.faults
+	res.SyncGCEstimateSeconds = splitReady.gc.Seconds()
 	res.ChurnCPUSeconds, res.ChurnEvents = (cpuCaughtUp - cpuReady).Seconds(), end.Emitted
+	res.ChurnGCCPUSeconds = atCaughtUp.sub(atReady).gcCPU().Seconds()
 	if end.Emitted > 0 {
 		res.ChurnCPUSecondsPerEvent = res.ChurnCPUSeconds / float64(end.Emitted)
+		res.ChurnGCCPUSecondsPerEvent = res.ChurnGCCPUSeconds / float64(end.Emitted)
 	}
+	res.GoMemLimitBytes = debug.SetMemoryLimit(-1)
+	res.HandlerWorkCPUSecondsPerCall = c.workCPUPerCall()
 	res.PeakHeapBytes, res.PeakRSSBytes = pk.get()
 	res.GCCount, res.GCPauseSeconds, res.ChurnGCCycles = gc1-gc0, (pause1 - pause0).Seconds(), gcChurn
 	res.ChurnAllocBytes, res.ChurnAllocObjects = heapEnd.allocBytes-heapChurn.allocBytes, heapEnd.allocObjects-heapChurn.allocObjects
@@ -315,7 +334,10 @@ const (
 	sampleEvery     = 100 * time.Millisecond
 )
 
-func startSampler(c *client, pk *peaks, cpu0 time.Duration, emit func(message)) *sampler {
+func startSampler(c *client, pk *peaks, cpu0 time.Duration, every time.Duration, emit func(message)) *sampler {
+	if every <= 0 {
+		every = sampleEvery
+	}
 	s := &sampler{quit: make(chan struct{}), ready: make(chan struct{}), exited: make(chan struct{})}
 	var lat snapshot // the latency histograms at the previous point; the sampler goroutine's
 	point := func() {
@@ -348,7 +370,7 @@ func startSampler(c *client, pk *peaks, cpu0 time.Duration, emit func(message)) 
 			case <-ready:
 				ready = nil
 				point()
-				tick.Reset(sampleEvery)
+				tick.Reset(every)
 			case <-tick.C:
 				point()
 			}
@@ -390,7 +412,11 @@ func childMain() int {
 	if err := setWatchList(sp.WatchList); err != nil {
 		return fail(err)
 	}
-	defaultMemoryLimit()
+	if sp.MemLimit > 0 && os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(childSoftLimit(sp.MemLimit)) // why: childSoftLimit
+	} else {
+		defaultMemoryLimit()
+	}
 	if sp.Profile != "" {
 		stop, err := startProfile(sp.Profile, sp.ProfileDir)
 		if err != nil {
@@ -454,11 +480,13 @@ type side struct {
 	closeIn func()
 
 	samples          []sample
+	soak             []soakPoint // soak scenario
 	synced, ready    int64
 	caughtUp, exited bool
 	check            *checkResult
 	result           *implResult
 	metricsURL       string
+	didNotFit        *didNotFit // its process exited without fitting (fit.go)
 }
 
 // sideMsg is a message from side i.
@@ -476,7 +504,8 @@ func spawnSide(ctx context.Context, i int, sp spec, out chan<- sideMsg, stderr i
 		return nil, err
 	}
 	cmd := exec.CommandContext(ctx, exe, childFlag)
-	cmd.Stderr = stderr
+	scan := &oomScanner{w: stderr}
+	cmd.Stderr = scan
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -485,9 +514,11 @@ func spawnSide(ctx context.Context, i int, sp spec, out chan<- sideMsg, stderr i
 	if err != nil {
 		return nil, err
 	}
+	oom0 := oomKills()
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s process: %w", sp.Impl, err)
 	}
+	watch := watchChild(cmd, sp.MemLimit, scan, oom0)
 	var mu sync.Mutex
 	enc := json.NewEncoder(stdin)
 	s := &side{impl: sp.Impl,
@@ -507,9 +538,13 @@ func spawnSide(ctx context.Context, i int, sp spec, out chan<- sideMsg, stderr i
 			}
 			out <- sideMsg{i, m}
 		}
+		watch.stop() // before Wait reaps the child
 		exit := message{Type: msgExit}
 		if err := cmd.Wait(); err != nil {
 			exit.Error = fmt.Sprintf("%s process: %v", sp.Impl, err)
+			if ctx.Err() == nil { // else killed for the cancellation
+				exit.DidNotFit = watch.verdict(err)
+			}
 		}
 		out <- sideMsg{i, exit}
 	}()

@@ -84,6 +84,9 @@ type config struct {
 	progress      time.Duration  // progress line period; 0 = off
 	churnWorkers  int            // concurrent writers; 0 = 1 for the simulator, 16 for a cluster
 	faults        *faults.Config // --faults: the fault proxy's spec (no Upstream); nil = none (faults.go)
+	soak          soakConfig     // soak scenario (soak.go)
+	steadyPods    bool           // the churn keeps each writer's pod count steady (soak)
+	childMemLimit int64          // --child-mem-limit: bytes of RSS above which a child is killed (did not fit); 0 = none (fit.go)
 	args          []string       // the command line, for the report
 
 	// Test hooks, nil in the command.
@@ -158,7 +161,11 @@ Scenarios (--scenario):
               readers); figures: sync, events/s, delivery latency.
   scale       the controller scenario swept over --scale-pods object counts
               for --impl (default shardinformer), reporting how each figure
-              grows.
+              grows; with a --path other than typed it sweeps the informer
+              scenario, the one of those paths. Each implementation runs
+              alone in its process at each size; one that does not fit
+              (--child-mem-limit, or the machine) is reported as "did not
+              fit in N GiB" there and the sweep goes on.
   replicas    the controller scenario split over controller replicas
               (package replicas/runner), each a process of its own, for each
               count in --replicas: Leases, hand-over, one informer per slot
@@ -170,6 +177,16 @@ Scenarios (--scenario):
               aggregate rate cannot grow with N; what must shrink as 1/N is
               each replica's memory and decoding. --pods defaults to 30000
               here; --shard-selector off measures the client-side fallback.
+  soak        the controller scenario held for --soak (default 1h) of churn
+              (--churn-rate default 500/s, the pod count held steady) under
+              --faults (default: every kind, spaced), each implementation
+              alone in its process, one after the other. Each samples every
+              --soak-sample-every its live heap after GC, goroutines and
+              long-lived structures (wire's interner and versions table,
+              fifo entries, index tables and tombstones, rings, overflow);
+              after --soak-warmup the least-squares slope of heap and
+              goroutines must be within +-2%/h (--soak-max-slope), the cache
+              equal to the server at the end, no handler panic.
 
 Paths (--path): the way users build an informer, the same for both
 implementations, each through its own library's entry point:
@@ -194,9 +211,10 @@ implementations, each through its own library's entry point:
 Ours takes the wire options (--wire-workers, --diet, +diet, +no-diet) on
 every path, and shardinformer+client-go-decoder is ours with the path's
 WithoutWire. The non-typed paths run the informer scenario only (the default
-with them), and not client-go+wire (client-go's informer built by hand on the
-wire: no client-go entry point takes it); the controller, scale and replicas
-scenarios and the whole 2x2 of cores and decoders are the typed path's.
+with them; --scenario scale sweeps it), and not client-go+wire (client-go's
+informer built by hand on the wire: no client-go entry point takes it); the
+controller and replicas scenarios and the whole 2x2 of cores and decoders are
+the typed path's.
 
 Fairness: by default each implementation runs alone in a process of its own
 (loadgen re-executes itself), so CPU, heap and GC are that implementation's
@@ -221,8 +239,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs := flag.NewFlagSet("loadgen", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	c := config{args: append([]string{"loadgen"}, args...)}
-	var impl, mixS, policy, scalePods, replicaCounts, serverPIDs, faultSpec string
-	fs.StringVar(&c.scenario, "scenario", scenarioController, "what to run: controller, informer, scale or replicas (see above); informer with a --path other than typed")
+	var impl, mixS, policy, scalePods, replicaCounts, serverPIDs, faultSpec, childMem string
+	fs.StringVar(&c.scenario, "scenario", scenarioController, "what to run: controller, informer, scale, replicas or soak (see above); informer with a --path other than typed")
 	fs.StringVar(&c.path, "path", pathTyped, "the user path both implementations are built through: "+strings.Join(paths, ", ")+" (see above)")
 	fs.StringVar(&impl, "impl", "", "implementation(s) to run: a comma-separated list of shardinformer (our informer factory, informer and work queue, on the wire decoder), client-go (client-go's informer factory, informer, work queue and decoder), client-go+wire (client-go's informer built by hand on the wire decoder: no client-go factory takes it), shardinformer+client-go-decoder (our factory with informers.WithoutWire: client-go's decoder), each optionally with +diet or +no-diet (the wire's memory diet, overriding --diet); both = shardinformer,client-go; all = those four, the 2×2 of cores and decoders; empty = both (scale and replicas: shardinformer; replicas takes one)")
 	fs.BoolVar(&c.sideBySide, "side-by-side", false, "run the implementations at once in one process on one stream of events, instead of each alone in its own process; CPU is then split by goroutine label and heap and GC are shared")
@@ -262,7 +280,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&c.quiesce, "quiesce-timeout", 2*time.Minute, "how long to wait after churn for every informer, handler and reconciler to reach the server's state")
 	fs.DurationVar(&c.progress, "progress", 2*time.Second, "progress line interval; 0 = no progress line")
 	fs.IntVar(&c.churnWorkers, "churn-workers", 0, "concurrent churn writers; 0 = 1 against the simulator, 16 against a cluster")
+	soakFlags(fs, &c.soak)
 	fs.StringVar(&faultSpec, "faults", "", "put a seeded fault-injecting proxy (package faults) between the implementations' clients and the server, injecting into their list and watch requests of the resource (discovery and writes pass untouched) until the churn ends; the report gives the faults by kind, each implementation's relists and watch restarts and its time to converge after the faults stopped; not with --scenario replicas. The spec: "+faults.SpecHelp)
+	fs.StringVar(&childMem, "child-mem-limit", defaultChildMemLimitFlag(), "the most resident memory an implementation's child process may take, in binary units (20GiB, 512MiB) or 0 for no limit; the default is this machine's memory less 4 GiB for this process (the simulated server: ≈2.7 GiB at its peak at 1M pods) and the system. The parent samples each child's RSS every 50ms and kills it above the limit; that trial, like a child the kernel killed (the OOM killer's SIGKILL) or whose Go runtime ran out of memory, is reported as \"did not fit in N GiB\" for that implementation and size, the run goes on with the next trial, and that implementation is not run again at that size or above. The child's Go soft memory limit (GOMEMLIMIT, unless set) is 90% of it, so that the GC works harder before the limit instead of a child being killed for uncollected garbage. Not with --side-by-side or --scenario replicas")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), usageHeader)
 		fs.PrintDefaults()
@@ -299,7 +319,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	if c.serverPIDs, err = parsePIDs(serverPIDs); err != nil {
 		errs = append(errs, err)
 	}
-	if faultSpec != "" {
+	if faultSpec != "" && faultSpec != "none" { // none: the soak scenario's way to say no faults (soak.go)
 		fc, err := faults.ParseSpec(faultSpec)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("--faults %q: %w", faultSpec, err))
@@ -310,10 +330,16 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 			errs = append(errs, errors.New("--faults: not with --scenario replicas (its replicas reach the simulator directly)"))
 		}
 	}
+	if c.childMemLimit, err = parseMemLimit(childMem); err != nil {
+		errs = append(errs, err)
+	} else if flagSet(fs, "child-mem-limit") && c.childMemLimit > 0 && (c.sideBySide || c.scenario == scenarioReplicas) {
+		errs = append(errs, errors.New("--child-mem-limit: applies to each implementation alone in its child process, not with --side-by-side or --scenario replicas"))
+	}
+	errs = append(errs, c.applySoak(fs)...)
 	errs = append(errs, c.validate()...)
 	errs = append(errs, c.validateReuse()...)
 	errs = append(errs, c.applyPath(flagSet(fs, "content-type"))...)
-	if c.churnEvents == 0 && c.churnRate > 0 && c.churnDuration > 0 {
+	if c.churnEvents == 0 && c.churnRate > 0 && c.churnDuration > 0 && c.scenario != scenarioSoak { // a soak lasts --soak
 		// Every trial writes the same sequence of events: a duration bound
 		// would end wherever the writer got to.
 		c.churnEvents, c.churnDuration = int(c.churnRate*c.churnDuration.Seconds()), 0
@@ -347,11 +373,11 @@ func (c *config) validate() []error {
 	atLeast1("ring-size", c.ringSize)
 	atLeast1("runs", c.runs)
 	switch c.scenario {
-	case scenarioController, scenarioInformer, scenarioScale:
+	case scenarioController, scenarioInformer, scenarioScale, scenarioSoak:
 	case scenarioReplicas:
 		errs = append(errs, c.validateReplicas()...)
 	default:
-		errs = append(errs, fmt.Errorf("--scenario %q: want controller, informer, scale or replicas", c.scenario))
+		errs = append(errs, fmt.Errorf("--scenario %q: want controller, informer, scale, replicas or soak", c.scenario))
 	}
 	if c.churnRate < 0 {
 		errs = append(errs, fmt.Errorf("--churn-rate %v: must not be negative (0 = as fast as possible)", c.churnRate))
@@ -423,8 +449,25 @@ func (c *config) sizes() []int {
 	return []int{c.pods}
 }
 
-// controller reports whether the scenario runs the controller stack.
-func (c *config) controller() bool { return c.scenario != scenarioInformer }
+// controller reports whether the scenario runs the controller stack: the
+// scale scenario sweeps the controller scenario on the typed path and the
+// informer scenario, their one scenario, on the others.
+func (c *config) controller() bool { return sweptScenario(c.scenario, c.path) != scenarioInformer }
+
+// sweptScenario is the scenario whose trials scenario runs on path: the
+// scale scenario's are the controller scenario's on the typed path and the
+// informer scenario's on the others.
+func sweptScenario(scenario, path string) string {
+	switch {
+	case scenario == scenarioSoak: // the controller scenario, held (soak.go)
+		return scenarioController
+	case scenario != scenarioScale:
+		return scenario
+	case path == pathTyped || path == "":
+		return scenarioController
+	}
+	return scenarioInformer
+}
 
 // policyNames lists the full-ring policies for --policy's help.
 func policyNames() string {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"runtime/pprof"
 	"sync"
 	"sync/atomic"
@@ -327,6 +328,7 @@ func (k keyed[V]) release() {
 type timeLog struct {
 	mu      sync.Mutex
 	entries []keyTime
+	off     bool // set before use: add records nothing (soak scenario)
 }
 
 type keyTime struct {
@@ -335,6 +337,9 @@ type keyTime struct {
 }
 
 func (l *timeLog) add(key string, t time.Time) {
+	if l.off {
+		return
+	}
 	l.mu.Lock()
 	l.entries = append(l.entries, keyTime{key, t.UnixNano()})
 	l.mu.Unlock()
@@ -377,15 +382,24 @@ func burn(n int64) {
 	burnSink.Add(x)
 }
 
-// calibrate returns burn iterations per second on this machine: the best of
-// a few timed rounds, so a busy moment does not inflate the work.
+// calibrate returns burn iterations per CPU second on this machine: the
+// best of a few rounds, each timed by its thread's CPU clock (the goroutine
+// locked to its thread), so that a round the kernel preempted on a busy
+// machine does not count its wait as work and shrink every loop (wall
+// time where that clock is unknown).
 func calibrate() float64 {
 	const n = 2_000_000
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	best := time.Duration(1<<63 - 1)
 	for range 5 {
-		start := time.Now()
+		start, c0 := time.Now(), threadCPU()
 		burn(n)
-		best = min(best, time.Since(start))
+		d := time.Since(start)
+		if c1 := threadCPU(); c0 > 0 && c1 > c0 {
+			d = c1 - c0
+		}
+		best = min(best, d)
 	}
 	return n / max(best.Seconds(), 1e-9)
 }

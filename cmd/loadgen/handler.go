@@ -1,6 +1,7 @@
 package main
 
 import (
+	"runtime"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -32,6 +33,9 @@ type handler struct {
 	observed atomic.Uint64
 	last     atomic.Int64 // unix nanos of the latest non-initial call
 	rv       keyed[string]
+	// workNanos and workCalls: the CPU the work loop took (its thread's
+	// CPU clock) and the calls that ran it.
+	workNanos, workCalls atomic.Int64
 }
 
 func newHandler(iters int64) *handler {
@@ -62,7 +66,7 @@ func (h *handler) OnAdd(obj any, isInInitialList bool) {
 		h.last.Store(now.UnixNano())
 		h.stampLatency(p, now)
 	}
-	burn(h.iters)
+	h.work()
 }
 
 // OnUpdate implements cache.ResourceEventHandler.
@@ -80,7 +84,7 @@ func (h *handler) OnUpdate(oldObj, newObj any) {
 		h.last.Store(now.UnixNano())
 		h.stampLatency(p, now)
 	}
-	burn(h.iters)
+	h.work()
 }
 
 // OnDelete implements cache.ResourceEventHandler.
@@ -92,7 +96,39 @@ func (h *handler) OnDelete(obj any) {
 	h.observed.Add(1)
 	h.last.Store(now.UnixNano())
 	h.deletes.add(key, now)
+	h.work()
+}
+
+// work burns the handler's CPU and measures what it took by the thread's
+// CPU clock, the goroutine locked to its thread meanwhile so that the clock
+// is the loop's: a preempted loop's waiting does not count, and a slower or
+// faster core (a loaded machine, a sibling hyperthread) does.
+func (h *handler) work() {
+	if h.iters <= 0 {
+		return
+	}
+	runtime.LockOSThread()
+	t0 := threadCPU()
 	burn(h.iters)
+	d := threadCPU() - t0
+	runtime.UnlockOSThread()
+	if t0 > 0 {
+		h.workNanos.Add(int64(d))
+		h.workCalls.Add(1)
+	}
+}
+
+// workCPUPerCall is the mean CPU of the handlers' work loop per call (0
+// without handler work, or where the thread's CPU clock is unknown).
+func (c *client) workCPUPerCall() float64 {
+	var ns, n int64
+	for _, h := range c.handlers {
+		ns, n = ns+h.workNanos.Load(), n+h.workCalls.Load()
+	}
+	if n == 0 {
+		return 0
+	}
+	return float64(ns) / float64(n) / 1e9
 }
 
 // accessor is obj's metadata, whatever its type (a typed object, an

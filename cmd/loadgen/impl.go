@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/shardinformer/shardinformer/compact"
 	"github.com/shardinformer/shardinformer/pipeline"
 	"github.com/shardinformer/shardinformer/promadapter"
 	"github.com/shardinformer/shardinformer/ratelimit"
@@ -132,13 +133,14 @@ func (e endpoint) narrow(o *metav1.ListOptions) {
 // spec is everything one implementation under test needs: the parent sends
 // it to a child process as JSON, or hands it to an in-process client.
 type spec struct {
-	Scenario       string        `json:"scenario"` // informer or controller
-	Path           string        `json:"path"`     // the user path it is built through (paths.go); "" = typed
-	Resource       string        `json:"resource"` // resourcePods or resourceWidgets; "" = pods
-	Impl           string        `json:"impl"`     // the implementation's name (see variant)
-	Core           string        `json:"core"`     // implOurs or implClientGo
-	Decoder        string        `json:"decoder"`  // decoderWire or decoderClientGo
-	Diet           bool          `json:"diet"`     // wire only
+	Scenario       string        `json:"scenario"`          // informer or controller
+	Path           string        `json:"path"`              // the user path it is built through (paths.go); "" = typed
+	Resource       string        `json:"resource"`          // resourcePods or resourceWidgets; "" = pods
+	Impl           string        `json:"impl"`              // the implementation's name (see variant)
+	Core           string        `json:"core"`              // implOurs or implClientGo
+	Decoder        string        `json:"decoder"`           // decoderWire or decoderClientGo
+	Diet           bool          `json:"diet"`              // wire only
+	Compact        bool          `json:"compact,omitempty"` // ours only: pipeline.WithCompactStore
 	WireWorkers    int           `json:"wire_workers"`
 	Pods           int           `json:"pods"`
 	Namespaces     int           `json:"namespaces"`
@@ -159,6 +161,14 @@ type spec struct {
 	Profile        string        `json:"profile,omitempty"`
 	ProfileDir     string        `json:"profile_dir,omitempty"`
 	MetricsAddr    string        `json:"metrics_addr,omitempty"`
+	// MemLimit is --child-mem-limit: the parent kills the child when its
+	// resident set is above it, and the child sets its Go soft memory limit
+	// below it (fit.go); 0 = none.
+	MemLimit int64 `json:"mem_limit,omitempty"`
+	// SoakEvery: the soak scenario's sampling period (soak.go); 0 = none.
+	// SampleEvery: the timeline's period after ready; 0 = sampleEvery.
+	SoakEvery   time.Duration `json:"soak_every,omitempty"`
+	SampleEvery time.Duration `json:"sample_every,omitempty"`
 	// Process: this implementation is alone in its process, so process-wide
 	// CPU, heap, RSS and GC are its own.
 	Process bool `json:"process"`
@@ -207,6 +217,7 @@ type countingObserver struct {
 	next                        pipeline.Observer
 	overflow, coalesced, panics atomic.Uint64
 	relists, dropped            atomic.Uint64
+	episodes                    atomic.Uint64 // Coalescing(_, true): overflow episodes
 }
 
 func (o *countingObserver) BatchApplied(shard int, b pipeline.BatchStats) {
@@ -217,7 +228,12 @@ func (o *countingObserver) Overflowed(l string, n, merged int) {
 	o.coalesced.Add(uint64(merged))
 	o.next.Overflowed(l, n, merged)
 }
-func (o *countingObserver) Coalescing(l string, active bool) { o.next.Coalescing(l, active) }
+func (o *countingObserver) Coalescing(l string, active bool) {
+	if active {
+		o.episodes.Add(1)
+	}
+	o.next.Coalescing(l, active)
+}
 func (o *countingObserver) HandlerDone(l string, k pipeline.EventKind, d time.Duration) {
 	o.next.HandlerDone(l, k, d)
 }
@@ -291,6 +307,9 @@ func newClient(sp spec, reg prometheus.Registerer) (_ *client, err error) {
 		if sp.Shards > 0 {
 			pipe = append(pipe, pipeline.WithShards(sp.Shards))
 		}
+		if sp.Compact {
+			pipe = append(pipe, pipeline.WithCompactStore(compact.Config{}))
+		}
 	} else if sp.Core != implClientGo {
 		return nil, fmt.Errorf("%s: unknown core %q", sp.Impl, sp.Core)
 	}
@@ -353,6 +372,11 @@ func newClient(sp spec, reg prometheus.Registerer) (_ *client, err error) {
 		}
 	}
 	c.ctl = newController(q, c.inf.GetIndexer(), sp.Workers, sp.ReconcileIters, w)
+	if sp.SoakEvery > 0 {
+		// The soak measures the process's heap for an hour: loadgen's
+		// append-only logs of deletes (for the delete latencies) would grow it.
+		c.ctl.deletes.off, c.ctl.deleteRec.off = true, true
+	}
 	reg2, err := c.inf.AddEventHandler(c.ctl)
 	if err != nil {
 		return nil, fmt.Errorf("%s: add handler: %w", sp.Impl, err)

@@ -29,11 +29,15 @@
 // it), cache freshness (the stamp → the handler's notification, when the
 // cache holds the change), CPU and retained heap. informer runs event
 // handlers (and cache readers) instead; scale sweeps the controller
-// scenario over --scale-pods; replicas runs the controller scenario split
+// scenario over --scale-pods (on a --path other than typed, the informer
+// scenario); replicas runs the controller scenario split
 // over 1, 2, 3 (--replicas) controller replica processes, each a
 // replicas/runner.Runner with the same reconcile function behind its
 // handler, and reports reconciles/s, memory and decoding per replica
-// (replicas.go, replica_child.go).
+// (replicas.go, replica_child.go); soak holds the controller scenario for
+// --soak (make soak: 1h) under faults and checks that the live heap,
+// goroutines and long-lived structures sampled every minute stay flat
+// (soak.go).
 //
 // # Paths
 //
@@ -91,7 +95,11 @@
 // pods a client holds ≈2.3 GiB of decoded pods; the parent peaks at ≈0.6
 // GiB (the simulated server keeps ≈1 KB a pod: at 1M pods ≈0.9 GiB of
 // heap, ≈2.4 GiB of RSS at its peak while populating;
-// bench/results/apisim-1m.md).
+// bench/results/apisim-1m.md). The parent kills an implementation's child
+// whose resident set exceeds --child-mem-limit (default: the machine's
+// memory less 4 GiB), whose soft limit is then 90% of it; that trial, like
+// a child the kernel killed, is reported as "did not fit in N GiB" and the
+// run goes on (fit.go).
 //
 // # Exit status
 //

@@ -21,8 +21,10 @@ type metadata struct {
 	NumCPU      int      `json:"num_cpu"`
 	GOMAXPROCS  int      `json:"gomaxprocs"`
 	MemoryBytes uint64   `json:"memory_bytes"` // the machine's
-	// MemoryLimit is the Go soft memory limit in force in every process:
-	// GOMEMLIMIT, or half the machine's memory (math.MaxInt64 = none).
+	// MemoryLimit is the Go soft memory limit in force in the parent
+	// process: GOMEMLIMIT, or half the machine's memory (math.MaxInt64 =
+	// none); a child's is its result's go_memory_limit_bytes (below
+	// --child-mem-limit: fit.go).
 	MemoryLimit int64 `json:"memory_limit_bytes"`
 	// BurnIterationsPerSecond calibrates --reconcile-work and --handler-work.
 	BurnIterationsPerSecond float64  `json:"burn_iterations_per_second"`

@@ -76,8 +76,8 @@ func (c *config) applyPath(explicitContentType bool) []error {
 		return nil
 	}
 	var errs []error
-	if c.scenario != scenarioInformer {
-		errs = append(errs, fmt.Errorf("--path %s runs the informer scenario only (--scenario informer), not %s: the controller, scale and replicas scenarios are the typed path's", c.path, c.scenario))
+	if c.scenario != scenarioInformer && c.scenario != scenarioScale {
+		errs = append(errs, fmt.Errorf("--path %s runs the informer scenario only (--scenario informer), not %s: the controller and replicas scenarios are the typed path's (--scenario scale sweeps the informer scenario on it)", c.path, c.scenario))
 	}
 	for _, name := range c.impls {
 		if v := c.variants[name]; v.core == implClientGo && v.decoder == decoderWire {

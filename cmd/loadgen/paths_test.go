@@ -55,7 +55,6 @@ func TestParsePath(t *testing.T) {
 		{[]string{"--path", "informer"}, `--path "informer": want one of typed, dynamic, metadata, controller-runtime`},
 		{[]string{"--path", ""}, `--path "": want one of`},
 		{[]string{"--path", "dynamic", "--scenario", "controller"}, "--path dynamic runs the informer scenario only (--scenario informer), not controller"},
-		{[]string{"--path", "metadata", "--scenario", "scale"}, "runs the informer scenario only"},
 		{[]string{"--path", "controller-runtime", "--scenario", "replicas"}, "runs the informer scenario only"},
 		{[]string{"--path", "dynamic", "--impl", "all"}, "--path dynamic: --impl client-go+wire: this path builds each implementation through its library's entry point, and no client-go one takes the wire"},
 		{[]string{"--path", "metadata", "--impl", "client-go+wire+no-diet"}, "--impl client-go+wire+no-diet: this path builds"},
@@ -164,13 +163,20 @@ func TestPathSideBySide(t *testing.T) {
 
 // TestChurnCPUPerEvent checks the burst figure, client CPU per churn event,
 // against work of a known cost: in a burst of updates (--churn-rate 0 --mix
-// 0:1:0), a handler that burns 400µs per call adds 400µs per event to the
-// figure of a run whose handler burns nothing, on both implementations;
-// and the figure is the CPU from ready to caught up over the events
-// written, with a ratio and a verdict.
+// 0:1:0), a handler that burns 400µs per call adds what that burn cost per
+// event to the figure of a run whose handler burns nothing, on both
+// implementations; and the figure is the CPU from ready to caught up over
+// the events written, with a ratio and a verdict.
+//
+// The burn's cost is measured in the child, around the loop, by its
+// thread's CPU clock (handler_work_cpu_seconds_per_call): the parent
+// calibrates the loop once, and on a loaded machine the same iterations can
+// cost the child less or more CPU than the 400µs asked for (a run added
+// 105–179µs when the calibration was timed by the wall clock).
 func TestChurnCPUPerEvent(t *testing.T) {
 	const events, work = 250, 400e-6
 	perEvent := map[string][2]float64{}
+	burnCPU := map[string]float64{} // measured per call, with handler work
 	for i, hw := range []string{"0", "400us"} {
 		c := mustParse(t, "--scenario", "informer", "--pods", "300", "--namespaces", "3", "--runs", "1", "--handlers", "1",
 			"--handler-work", hw, "--churn-rate", "0", "--mix", "0:1:0", "--churn-events", "250", "--churn-duration", "0",
@@ -190,6 +196,12 @@ func TestChurnCPUPerEvent(t *testing.T) {
 			p := perEvent[r.Impl]
 			p[i] = r.ChurnCPUSecondsPerEvent
 			perEvent[r.Impl] = p
+			if i == 0 && r.HandlerWorkCPUSecondsPerCall != 0 {
+				t.Errorf("%s: handler work measured (%v per call) without any", r.Impl, r.HandlerWorkCPUSecondsPerCall)
+			}
+			if i == 1 {
+				burnCPU[r.Impl] = r.HandlerWorkCPUSecondsPerCall
+			}
 		}
 		i := slices.IndexFunc(rep.Figures, func(f figure) bool { return f.Key == "churn_cpu_seconds_per_event" })
 		if i < 0 {
@@ -200,10 +212,18 @@ func TestChurnCPUPerEvent(t *testing.T) {
 		}
 	}
 	for impl, p := range perEvent {
-		t.Logf("%s: %.1fµs per event, %.1fµs with %.0fµs of handler work", impl, p[0]*1e6, p[1]*1e6, work*1e6)
-		if added := p[1] - p[0]; added < 0.7*work || added > 1.6*work {
-			t.Errorf("%s: %.0fµs per event without handler work, %.0fµs with %.0fµs of it: adds %.0fµs", impl,
-				p[0]*1e6, p[1]*1e6, work*1e6, added*1e6)
+		b := burnCPU[impl]
+		t.Logf("%s: %.1fµs per event, %.1fµs with %.0fµs of handler work (measured in the child: %.1fµs per call)", impl,
+			p[0]*1e6, p[1]*1e6, work*1e6, b*1e6)
+		// The calibration, by the parent's thread CPU clock, is within a
+		// factor of 3 of what the child's loop costs even on a loaded
+		// machine; beyond that it is broken.
+		if b < work/3 || b > 3*work {
+			t.Errorf("%s: the handler's %.0fµs of work cost %.1fµs per call in the child", impl, work*1e6, b*1e6)
+		}
+		if added := p[1] - p[0]; added < 0.7*b || added > 1.6*b {
+			t.Errorf("%s: %.0fµs per event without handler work, %.0fµs with %.0fµs of it (%.0fµs measured): adds %.0fµs", impl,
+				p[0]*1e6, p[1]*1e6, work*1e6, b*1e6, added*1e6)
 		}
 	}
 }

@@ -29,17 +29,22 @@ func cpuTime() time.Duration {
 // cpuSplit is where a process's CPU time went, read at one instant; the
 // difference of two readings splits a phase's CPU (sub).
 type cpuSplit struct {
+	cpu    time.Duration // user+system (getrusage)
 	sys    time.Duration // in the kernel (system calls, page faults)
 	gc     time.Duration // the Go runtime's estimate of GC work (marking, assists, pauses)
 	faults int64         // minor and major page faults
 }
 
-// readCPUSplit reads this process's system CPU time and page faults
-// (getrusage) and the runtime's GC CPU estimate (runtime/metrics).
+// readCPUSplit reads this process's CPU time and page faults (getrusage)
+// and the runtime's GC CPU estimate (runtime/metrics). The runtime's CPU
+// classes are a snapshot taken at the end of the last GC cycle
+// (runtime/metrics.go, cpuStatsAggregate), so the difference of two
+// readings holds the GC work of the cycles that ended between them.
 func readCPUSplit() cpuSplit {
 	var c cpuSplit
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		c.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 		c.sys = time.Duration(ru.Stime.Nano())
 		c.faults = ru.Minflt + ru.Majflt
 	}
@@ -52,22 +57,20 @@ func readCPUSplit() cpuSplit {
 }
 
 func (c cpuSplit) sub(d cpuSplit) cpuSplit {
-	return cpuSplit{sys: c.sys - d.sys, gc: c.gc - d.gc, faults: c.faults - d.faults}
+	return cpuSplit{cpu: c.cpu - d.cpu, sys: c.sys - d.sys, gc: c.gc - d.gc, faults: c.faults - d.faults}
 }
 
+// gcCPU is the GC's part of a span's CPU (c a difference of readings): the
+// runtime's estimate, at most the span's CPU. The estimate is P-time, not
+// CPU time: it counts a GC worker that holds a P while the kernel has
+// descheduled its thread, and every P during a stop-the-world pause, and
+// it is taken at cycle ends, not at the span's (readCPUSplit); on a loaded
+// machine it can exceed the process's CPU over the span, which the GC's
+// part of it cannot.
+func (c cpuSplit) gcCPU() time.Duration { return max(0, min(c.gc, c.cpu)) }
+
 // rss returns the resident set size in bytes (Linux; 0 elsewhere).
-func rss() uint64 {
-	b, err := os.ReadFile("/proc/self/statm")
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 2 {
-		return 0
-	}
-	pages, _ := strconv.ParseUint(f[1], 10, 64)
-	return pages * uint64(os.Getpagesize())
-}
+func rss() uint64 { return procRSS(os.Getpid()) }
 
 // heapObjects returns the bytes of live and not-yet-swept heap objects, read
 // without stopping the world.

@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/watchlist"
 
+	"github.com/shardinformer/shardinformer/compact"
 	"github.com/shardinformer/shardinformer/pipeline"
 	"github.com/shardinformer/shardinformer/replicas"
 	"github.com/shardinformer/shardinformer/replicas/members"
@@ -376,6 +377,9 @@ func slotInformerFactory(sp spec, set *informerSet) (func(cache.ListerWatcher) c
 	opts := []pipeline.Option{pipeline.WithRingCapacity(sp.RingSize), pipeline.WithFullRingPolicy(policy), pipeline.WithName(oursName)}
 	if sp.Shards > 0 {
 		opts = append(opts, pipeline.WithShards(sp.Shards))
+	}
+	if sp.Compact {
+		opts = append(opts, pipeline.WithCompactStore(compact.Config{}))
 	}
 	if _, err := pipeline.New(&cache.ListWatch{}, &corev1.Pod{}, 0, cache.Indexers{}, opts...); err != nil {
 		return nil, err // the options are checked once here, so the factory cannot fail

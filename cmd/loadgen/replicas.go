@@ -305,7 +305,7 @@ func (tr *replicaTrial) start(ctx context.Context, st *simTarget) error {
 	for i, name := range tr.names {
 		rs := replicaGroup
 		rs.Identity = name
-		sp := spec{Scenario: scenarioReplicas, Impl: c.impls[0], Core: v.core, Decoder: v.decoder, Diet: v.diet,
+		sp := spec{Scenario: scenarioReplicas, Impl: c.impls[0], Core: v.core, Decoder: v.decoder, Diet: v.diet, Compact: v.compact,
 			WireWorkers: c.wireWorkers, Pods: c.pods, Namespaces: c.namespaces, Endpoint: st.endpoint(), Workers: c.workers,
 			ReconcileIters: tr.iters(c.reconcileWork), Shards: c.shards, RingSize: c.ringSize, Policy: c.policy.String(),
 			ContentType: c.contentType, WatchList: c.watchList, Seed: c.seed, Quiesce: c.quiesce, Profile: c.profile,

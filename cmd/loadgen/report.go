@@ -56,6 +56,12 @@ type report struct {
 	Trials []trialReport  `json:"trials"`
 	// Replicas is the replicas scenario's section (its only results).
 	Replicas *replicasReport `json:"replicas,omitempty"`
+	// Soak is the soak scenario's section: its verdicts (soak.go).
+	Soak *soakReport `json:"soak,omitempty"`
+	// DidNotFit lists the trials whose implementation did not fit
+	// (--child-mem-limit or the machine; fit.go), and those not run
+	// because it had not fit before; they have no entry in Trials.
+	DidNotFit []didNotFit `json:"did_not_fit,omitempty"`
 }
 
 // settings are the workload's and every stack's parameters.
@@ -92,6 +98,8 @@ type settings struct {
 	QuiesceTimeout      float64  `json:"quiesce_timeout_seconds"`
 	Profile             string   `json:"profile,omitempty"`
 	Faults              string   `json:"faults,omitempty"` // --faults, as faults.Config.String renders it
+	// ChildMemLimit is --child-mem-limit in bytes (fit.go); absent = none.
+	ChildMemLimit int64 `json:"child_memory_limit_bytes,omitempty"`
 }
 
 // implInfo describes one implementation's stack and its settings.
@@ -120,6 +128,9 @@ type figure struct {
 	// VsClientGo compares every other implementation that ran with
 	// client-go's stack (shardinformer's entry repeats Ratio and Verdict).
 	VsClientGo map[string]comparison `json:"vs_client_go,omitempty"`
+	// DidNotFit: implementation → "did not fit in N GiB", for those with
+	// no value at this size because they did not fit (fit.go).
+	DidNotFit map[string]string `json:"did_not_fit,omitempty"`
 }
 
 // comparison is one implementation's figure against client-go's: the ratio
@@ -161,6 +172,8 @@ type stat struct {
 type scalePoint struct {
 	Pods    int      `json:"pods"`
 	Figures []figure `json:"figures"`
+	// DidNotFit: implementation → "did not fit in N GiB" at this size.
+	DidNotFit map[string]string `json:"did_not_fit,omitempty"`
 }
 
 // serverCost is what the simulated server and churn writer cost, summed
@@ -232,6 +245,9 @@ func newReport(c config, md metadata) *report {
 		ChurnRate: c.churnRate, ChurnDuration: c.churnDuration.Seconds(), ChurnEvents: c.churnEvents, ChurnWorkers: c.churnWorkers,
 		Mix: c.mix.String(), ContentType: c.contentType, WatchList: c.watchList, ManagedFields: c.managedFields,
 		Target: "apisim", Seed: c.seed, QuiesceTimeout: c.quiesce.Seconds(), Profile: c.profile}
+	if !c.sideBySide && c.scenario != scenarioReplicas {
+		r.Settings.ChildMemLimit = c.childMemLimit
+	}
 	if c.faults != nil {
 		r.Settings.Faults = c.faults.String()
 	}
@@ -328,9 +344,11 @@ func (r *report) finish() {
 	for _, pods := range sizes {
 		figs := r.figuresAt(pods)
 		if r.Scenario == scenarioScale {
-			r.Scale = append(r.Scale, scalePoint{Pods: pods, Figures: figs})
+			r.Scale = append(r.Scale, scalePoint{Pods: pods, Figures: figs, DidNotFit: r.unfitAt(pods)})
 		}
-		if pods == sizes[len(sizes)-1] {
+		// The largest size; a sweep's largest size with a result (beyond
+		// it every implementation did not fit).
+		if pods == sizes[len(sizes)-1] && r.Scenario != scenarioScale || r.Scenario == scenarioScale && len(figs) > 0 {
 			r.Figures = figs
 		}
 	}
@@ -338,6 +356,9 @@ func (r *report) finish() {
 	r.Runs = r.compareRuns(sizes[len(sizes)-1])
 	r.Charts = r.charts()
 	r.Headline = r.headline()
+	if len(r.DidNotFit) > 0 && r.Scenario != scenarioScale && len(r.Figures) > 0 { // a sweep's says it itself
+		r.Headline += " Did not fit: " + unfitWords(r) + "."
+	}
 	if rr := r.Replicas; rr != nil {
 		r.Pass = rr.Pass
 		for _, t := range rr.Trials {
@@ -411,6 +432,9 @@ var figureDefs = []figureDef{
 		return r.ChurnCPUSecondsPerEvent, r.CPUScope == cpuScopeProcess && r.ChurnEvents > 0
 	}},
 	{"sync_gc_cpu_seconds", "GC CPU seconds to ready (estimate)", "s", "lower", false, "", func(r *implResult) (float64, bool) { return r.SyncGCCPUSeconds, r.CPUScope == cpuScopeProcess }},
+	{"churn_gc_cpu_seconds_per_event", "GC CPU per churn event (estimate, ready → caught up)", "s", "lower", false, "", func(r *implResult) (float64, bool) {
+		return r.ChurnGCCPUSecondsPerEvent, r.CPUScope == cpuScopeProcess && r.ChurnEvents > 0
+	}},
 	{"sync_sys_cpu_seconds", "kernel CPU seconds to ready", "s", "lower", false, "", func(r *implResult) (float64, bool) { return r.SyncSysCPUSeconds, r.CPUScope == cpuScopeProcess }},
 	{"sync_page_faults", "page faults to ready", "count", "lower", false, "", func(r *implResult) (float64, bool) { return float64(r.SyncPageFaults), r.CPUScope == cpuScopeProcess }},
 	{"retained_heap_bytes", "retained heap (informer + queue)", "bytes", "lower", true, "", always(func(r *implResult) float64 { return float64(r.RetainedHeapBytes) })},
@@ -437,7 +461,7 @@ func freshness(f func(*latencyRep) float64) func(*implResult) (float64, bool) {
 }
 
 func (d figureDef) applies(scenario string) bool {
-	if scenario == scenarioScale {
+	if scenario == scenarioScale || scenario == scenarioSoak {
 		scenario = scenarioController
 	}
 	return d.scenario == "" || d.scenario == scenario
@@ -464,7 +488,7 @@ func (r *report) results(impl string, pods int) []*implResult {
 func (r *report) figuresAt(pods int) []figure {
 	figs := []figure{}
 	for _, d := range figureDefs {
-		if !d.applies(r.Scenario) {
+		if !d.applies(sweptScenario(r.Scenario, r.Settings.Path)) {
 			continue
 		}
 		f := figure{Key: d.key, Label: d.label, Unit: d.unit, Better: d.better, Main: d.main, Pods: pods, Values: map[string]stat{}}
@@ -483,6 +507,14 @@ func (r *report) figuresAt(pods int) []figure {
 		}
 		if len(f.Values) == 0 {
 			continue
+		}
+		for impl, text := range r.unfitAt(pods) {
+			if _, ok := f.Values[impl]; !ok {
+				if f.DidNotFit == nil {
+					f.DidNotFit = map[string]string{}
+				}
+				f.DidNotFit[impl] = text
+			}
 		}
 		if cg, ok := f.Values[implClientGo]; ok {
 			for _, impl := range r.Settings.Impls {
@@ -585,34 +617,20 @@ func factor(f figure) string {
 
 // headline says what won, by how much, at which size.
 func (r *report) headline() string {
+	how := fmt.Sprintf("%d run(s) each, %s", r.Settings.Runs, modeWords(r.Settings.Mode))
+	if r.Scenario == scenarioScale && len(r.Scale) > 1 {
+		return r.scaleHeadline(how)
+	}
 	if len(r.Figures) == 0 {
+		if len(r.DidNotFit) > 0 {
+			return "No results: " + unfitWords(r) + "."
+		}
 		return "no results"
 	}
 	pods := r.Figures[0].Pods
-	how := fmt.Sprintf("%d run(s) each, %s", r.Settings.Runs, modeWords(r.Settings.Mode))
 	noun := "pods"
 	if r.Settings.Resource == resourceWidgets {
 		noun = "pod-sized custom resources"
-	}
-	if r.Scenario == scenarioScale && len(r.Scale) > 1 {
-		first, last := r.Scale[0], r.Scale[len(r.Scale)-1]
-		var parts []string
-		for _, f := range last.Figures {
-			if !f.Main {
-				continue
-			}
-			for _, g := range first.Figures {
-				if g.Key == f.Key {
-					for impl, s := range f.Values {
-						if b, ok := g.Values[impl]; ok && b.Median > 0 {
-							parts = append(parts, fmt.Sprintf("%s %s ×%.1f", impl, f.Label, s.Median/b.Median))
-						}
-					}
-				}
-			}
-		}
-		return fmt.Sprintf("From %s to %s pods (×%.0f objects; %s): %s.", fmtCount(first.Pods), fmtCount(last.Pods),
-			float64(last.Pods)/float64(first.Pods), how, strings.Join(parts, "; "))
 	}
 	var ahead, behind, even []string
 	for _, f := range r.Figures {
@@ -673,6 +691,47 @@ func (r *report) headline() string {
 			c.AtOrBelow, len(c.Runs))
 	}
 	return s
+}
+
+// scaleHeadline is a sweep's headline: how much each main figure of each
+// implementation grew from the first size to the last it fitted at, and
+// where it did not fit.
+func (r *report) scaleHeadline(how string) string {
+	first, last := r.Scale[0], r.Scale[len(r.Scale)-1]
+	var parts []string
+	for _, impl := range r.Settings.Impls {
+		for _, g := range first.Figures {
+			b, ok := g.Values[impl]
+			if !g.Main || !ok || b.Median <= 0 {
+				continue
+			}
+			for j := len(r.Scale) - 1; j > 0; j-- {
+				p := r.Scale[j]
+				i := slices.IndexFunc(p.Figures, func(f figure) bool { return f.Key == g.Key })
+				if i < 0 {
+					continue
+				}
+				if s, ok := p.Figures[i].Values[impl]; ok {
+					at := ""
+					if p.Pods != last.Pods {
+						at = " (to " + fmtCount(p.Pods) + ")"
+					}
+					parts = append(parts, fmt.Sprintf("%s %s ×%.1f%s", impl, g.Label, s.Median/b.Median, at))
+					break
+				}
+			}
+		}
+	}
+	h := fmt.Sprintf("From %s to %s pods (×%.0f objects; %s)", fmtCount(first.Pods), fmtCount(last.Pods),
+		float64(last.Pods)/float64(first.Pods), how)
+	if len(parts) > 0 {
+		h += ": " + strings.Join(parts, "; ")
+	}
+	h += "."
+	if len(r.DidNotFit) > 0 {
+		h += " Did not fit: " + unfitWords(r) + "."
+	}
+	return h
 }
 
 // pathWords names a path other than the typed one for the headline.
@@ -840,6 +899,7 @@ func printSummary(w io.Writer, r *report) {
 			}
 		}
 	}
+	printDidNotFit(w, r)
 	for _, t := range r.Trials {
 		for _, res := range t.Results {
 			what := "handler(s)"
@@ -916,6 +976,9 @@ func printDecomposition(w io.Writer, r *report) {
 	tw.Flush()
 }
 
+// printScale prints, per implementation, each figure at every size (or
+// why it has none there: "did not fit in N GiB") and its growth from the
+// first size to the last it has a value at.
 func printScale(w io.Writer, r *report) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, impl := range r.Settings.Impls {
@@ -924,22 +987,32 @@ func printScale(w io.Writer, r *report) {
 			head += "\t" + fmtCount(p.Pods)
 		}
 		fmt.Fprintln(tw, head+"\tgrowth (last/first)")
-		for i, f := range r.Scale[0].Figures {
-			line := f.Label
+		for _, key := range scaleKeys(r.Scale) {
+			line := figureDefs[slices.IndexFunc(figureDefs, func(d figureDef) bool { return d.key == key })].label
 			var first, last float64
-			for j, p := range r.Scale {
-				if i >= len(p.Figures) {
+			n := 0 // sizes with a value
+			for _, p := range r.Scale {
+				i := slices.IndexFunc(p.Figures, func(f figure) bool { return f.Key == key })
+				var v stat
+				ok := i >= 0
+				if ok {
+					v, ok = p.Figures[i].Values[impl]
+				}
+				switch {
+				case ok:
+					line += "\t" + v.Text
+					if n == 0 {
+						first = v.Median
+					}
+					last = v.Median
+					n++
+				case p.DidNotFit[impl] != "":
+					line += "\t" + p.DidNotFit[impl]
+				default:
 					line += "\t-"
-					continue
 				}
-				v := p.Figures[i].Values[impl]
-				line += "\t" + v.Text
-				if j == 0 {
-					first = v.Median
-				}
-				last = v.Median
 			}
-			if first > 0 {
+			if first > 0 && n > 1 {
 				line += fmt.Sprintf("\t×%.1f", last/first)
 			}
 			fmt.Fprintln(tw, line)
@@ -947,6 +1020,20 @@ func printScale(w io.Writer, r *report) {
 		fmt.Fprintln(tw)
 	}
 	tw.Flush()
+}
+
+// scaleKeys are the keys of the figures of any size of a sweep, in
+// figureDefs' order.
+func scaleKeys(points []scalePoint) []string {
+	var keys []string
+	for _, d := range figureDefs {
+		if slices.ContainsFunc(points, func(p scalePoint) bool {
+			return slices.ContainsFunc(p.Figures, func(f figure) bool { return f.Key == d.key })
+		}) {
+			keys = append(keys, d.key)
+		}
+	}
+	return keys
 }
 
 // fmtRatio shows two decimals, or two significant digits below 0.1.

@@ -77,7 +77,25 @@ type implResult struct {
 	SyncGCCPUSeconds  float64 `json:"sync_gc_cpu_seconds,omitempty"`
 	SyncSysCPUSeconds float64 `json:"sync_sys_cpu_seconds,omitempty"`
 	SyncPageFaults    int64   `json:"sync_page_faults,omitempty"`
-	CPUScope          string  `json:"cpu_scope"`
+	// SyncGCCPUSeconds is the runtime's GC estimate, which is P-time and
+	// can exceed the CPU on a loaded machine, clamped to SyncCPUSeconds
+	// (cpuSplit.gcCPU); SyncGCEstimateSeconds is the estimate unclamped.
+	SyncGCEstimateSeconds float64 `json:"sync_gc_cpu_estimate_seconds,omitempty"`
+	// ChurnGCCPUSeconds is the GC's CPU, likewise, from ready until caught
+	// up (ChurnCPUSeconds' span): the work of the GC cycles that ended in
+	// it (0 if none did); per event, over ChurnEvents.
+	ChurnGCCPUSeconds         float64 `json:"churn_gc_cpu_seconds,omitempty"`
+	ChurnGCCPUSecondsPerEvent float64 `json:"churn_gc_cpu_seconds_per_event,omitempty"`
+	CPUScope                  string  `json:"cpu_scope"`
+	// GoMemLimitBytes is the Go soft memory limit in force in its process
+	// (below --child-mem-limit in a child of its own: fit.go).
+	GoMemLimitBytes int64 `json:"go_memory_limit_bytes,omitempty"`
+	// HandlerWorkCPUSecondsPerCall (informer scenario, --handler-work) is
+	// the CPU one handler call's work loop took, measured around the loop
+	// by its thread's CPU clock in this process: the parent calibrates the
+	// loop, and a loaded machine makes the same iterations cost more or
+	// less than the duration asked for.
+	HandlerWorkCPUSecondsPerCall float64 `json:"handler_work_cpu_seconds_per_call,omitempty"`
 	// Process peaks and GC over the same span: the implementation's own in
 	// its process, shared side by side.
 	PeakHeapBytes  uint64  `json:"peak_heap_bytes"`
@@ -120,6 +138,9 @@ type implResult struct {
 	Check               checkResult     `json:"check"`
 	ProfileDir          string          `json:"profile_dir,omitempty"`
 	Timeline            []timelinePoint `json:"timeline"`
+
+	// Soak (soak scenario): the samples, fits and verdicts (soak.go).
+	Soak *soakResult `json:"soak,omitempty"`
 }
 
 // timelinePoint is one sample of an implementation, in seconds since its

@@ -66,6 +66,9 @@ func run(ctx context.Context, c config, stdout, stderr io.Writer) (*report, erro
 			return nil, err
 		}
 	}
+	// An implementation that did not fit is not run again at that size or
+	// above (fit.go).
+	unfit := map[string]*didNotFit{}
 	for _, pods := range sizes {
 		for r := 1; r <= c.runs; r++ {
 			groups := [][]string{c.impls}
@@ -76,9 +79,23 @@ func run(ctx context.Context, c config, stdout, stderr io.Writer) (*report, erro
 				}
 			}
 			for _, impls := range groups {
+				if d := unfit[impls[0]]; d != nil && !c.sideBySide {
+					rep.DidNotFit = append(rep.DidNotFit, didNotFit{Impl: impls[0], Pods: pods, Run: r, Text: d.Text, LimitBytes: d.LimitBytes,
+						NotRun: true, Reason: fmt.Sprintf("not run: it did not fit at %s pods in run %d", fmtCount(d.Pods), d.Run)})
+					continue
+				}
 				tr := trial{c: c, pods: pods, run: r, impls: impls, iters: iters, dir: dir, prog: prog, live: live, reg: reg, stderr: stderr}
 				res, err := tr.do(ctx)
 				prog.done()
+				if d := tr.didNotFit(); err != nil && d != nil && ctx.Err() == nil {
+					d.Pods, d.Run = pods, r
+					fmt.Fprintf(stderr, "loadgen: %s at %s pods, run %d: %s (%s, %s); going on without it at this size and above\n",
+						d.Impl, fmtCount(pods), r, d.Text, d.Reason, d.Phase)
+					rep.DidNotFit = append(rep.DidNotFit, *d)
+					unfit[d.Impl] = d
+					freeOSMemory()
+					continue
+				}
 				if err != nil {
 					return nil, fmt.Errorf("%d pods, run %d (%s): %w", pods, r, strings.Join(impls, " + "), err)
 				}
@@ -88,8 +105,12 @@ func run(ctx context.Context, c config, stdout, stderr io.Writer) (*report, erro
 		}
 	}
 	rep.finish()
+	if c.scenario == scenarioSoak {
+		rep.addSoak(c.soak)
+	}
 	printSummary(stdout, rep)
 	printFaults(stdout, rep)
+	printSoak(stdout, rep)
 	var jsonPaths, htmlPaths []string
 	if dir != "" {
 		jsonPaths = append(jsonPaths, filepath.Join(dir, "report.json"))
@@ -400,8 +421,16 @@ func (tr *trial) start(ctx context.Context, t target) error {
 		Workers: c.workers, ReconcileIters: tr.iters(c.reconcileWork), Shards: c.shards, RingSize: c.ringSize,
 		Policy: c.policy.String(), ContentType: c.contentType, WatchList: c.watchList, Seed: c.seed, Quiesce: c.quiesce,
 		Profile: c.profile, MetricsAddr: c.metricsAddr, Process: !c.sideBySide, WireWorkers: c.wireWorkers}
+	if !c.sideBySide {
+		base.MemLimit = c.childMemLimit
+	}
 	if c.controller() {
 		base.Scenario = scenarioController
+	}
+	if c.scenario == scenarioSoak {
+		// A timeline point a second is enough over an hour (and keeps the
+		// report small); the soak's own samples come every --soak-sample-every.
+		base.SoakEvery, base.SampleEvery = c.soak.every, time.Second
 	}
 	if tr.proxy != nil {
 		base.Endpoint.Proxy = tr.proxy.URL()
@@ -410,7 +439,7 @@ func (tr *trial) start(ctx context.Context, t target) error {
 	for i, impl := range tr.impls {
 		sp := base
 		v := c.variants[impl]
-		sp.Impl, sp.Core, sp.Decoder, sp.Diet = impl, v.core, v.decoder, v.diet
+		sp.Impl, sp.Core, sp.Decoder, sp.Diet, sp.Compact = impl, v.core, v.decoder, v.diet, v.compact
 		if c.sideBySide {
 			sp.Profile, sp.MetricsAddr = "", ""
 			var reg prometheus.Registerer
@@ -440,7 +469,12 @@ func (tr *trial) churn(ctx context.Context, t target, res *trialReport) (*churne
 		return nil, err
 	}
 	churnDone := make(chan error, 1)
-	pprof.Do(ctx, pprof.Labels("role", "churn"), func(ctx context.Context) {
+	// The writer's own context: a side that fails (or did not fit) ends the
+	// trial, and the run may go on with the next one, so the writer must
+	// not go on writing into this trial's server.
+	cctx, stopChurn := context.WithCancel(ctx)
+	defer stopChurn()
+	pprof.Do(cctx, pprof.Labels("role", "churn"), func(ctx context.Context) {
 		go func() { churnDone <- g.run(ctx, tr.pods) }() // the churn writer; joined below
 	})
 	emitted := []emittedPoint{{T: time.Since(tr.t0).Seconds()}}
@@ -458,8 +492,10 @@ func (tr *trial) churn(ctx context.Context, t target, res *trialReport) (*churne
 		}
 		return false
 	})
-	if err != nil {
-		return nil, err // ctx ended (the writer too) or a side failed
+	if err != nil { // ctx ended or a side failed: end the writer
+		stopChurn()
+		<-churnDone
+		return nil, err
 	}
 	if churnErr != nil {
 		fmt.Fprintf(tr.stderr, "\nloadgen: churn stopped early: %v\n", churnErr)
@@ -500,6 +536,9 @@ func (tr *trial) collect(ctx context.Context, res *trialReport, deletes map[stri
 			}
 		}
 		r.Timeline = timeline(s.samples, tr.t0)
+		if tr.c.scenario == scenarioSoak {
+			r.Soak = analyseSoak(tr.c.soak, s.soak, float64(s.ready-tr.t0.UnixNano())/1e9, res.ChurnEnd, &r)
+		}
 		r.SyncedAt = float64(s.synced-tr.t0.UnixNano()) / 1e9
 		r.ReadyAt = float64(s.ready-tr.t0.UnixNano()) / 1e9
 		if tr.c.sideBySide {
@@ -577,6 +616,10 @@ func (tr *trial) handle(sm sideMsg) error {
 		if tr.phase != "churn" {
 			tr.prog.update(func() string { return tr.line(tr.phase, nil) })
 		}
+	case msgSoak:
+		p := *m.Soak
+		p.T = float64(p.At-tr.t0.UnixNano()) / 1e9
+		s.soak = append(s.soak, p)
 	case msgSynced:
 		s.synced = m.At
 	case msgReady:
@@ -602,6 +645,11 @@ func (tr *trial) handle(sm sideMsg) error {
 		return fmt.Errorf("%s: %s", s.impl, m.Error)
 	case msgExit:
 		s.exited = true
+		if d := m.DidNotFit; d != nil {
+			d.Impl, d.Phase = s.impl, tr.phase
+			s.didNotFit = d
+			return fmt.Errorf("%s: %s: %s", s.impl, d.Text, d.Reason)
+		}
 		if m.Error != "" {
 			return errors.New(m.Error)
 		}
@@ -622,12 +670,28 @@ func (tr *trial) shutdown() {
 		select {
 		case sm := <-tr.msgs:
 			if sm.m.Type == msgExit {
-				tr.sides[sm.i].exited = true
+				s := tr.sides[sm.i]
+				s.exited = true
+				if d := sm.m.DidNotFit; d != nil && s.didNotFit == nil {
+					d.Impl, d.Phase = s.impl, tr.phase
+					s.didNotFit = d
+				}
 			}
 		case <-deadline:
 			return
 		}
 	}
+}
+
+// didNotFit returns why a side's process did not fit, once the trial has
+// ended (shutdown has seen every exit); nil if every side fitted.
+func (tr *trial) didNotFit() *didNotFit {
+	for _, s := range tr.sides {
+		if s.didNotFit != nil {
+			return s.didNotFit
+		}
+	}
+	return nil
 }
 
 // line is the progress line: each side's latest sample.

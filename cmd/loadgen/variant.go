@@ -24,6 +24,7 @@ const (
 	suffixClientGoDecoder = "+client-go-decoder"
 	suffixDiet            = "+diet"
 	suffixNoDiet          = "+no-diet"
+	suffixCompact         = "+compact" // ours only: pipeline.WithCompactStore
 )
 
 // variant is one implementation under test: a core — the informer and, in
@@ -36,6 +37,7 @@ type variant struct {
 	core    string // implOurs or implClientGo
 	decoder string // decoderWire or decoderClientGo
 	diet    bool   // the wire's diet (wire only)
+	compact bool   // the compact store (ours only; +compact)
 }
 
 // defaultDecoder is the decoder a core uses without a suffix.
@@ -59,7 +61,8 @@ func (v variant) dietName() string {
 
 // parseVariant reads an implementation name: a core, then optionally
 // +wire or +client-go-decoder, then optionally +diet or +no-diet (with the
-// wire only), which override dietDefault (--diet).
+// wire only), which override dietDefault (--diet), then optionally +compact
+// (shardinformer only).
 func parseVariant(s string, dietDefault bool) (variant, error) {
 	v := variant{diet: dietDefault}
 	rest := strings.TrimSpace(s)
@@ -89,8 +92,14 @@ func parseVariant(s string, dietDefault bool) (variant, error) {
 			return v, fmt.Errorf("%q: the diet is the wire decoder's", s)
 		}
 	}
+	if r, ok := strings.CutPrefix(rest, suffixCompact); ok {
+		v.compact, rest = true, r
+		if v.core != implOurs {
+			return v, fmt.Errorf("%q: the compact store is shardinformer's", s)
+		}
+	}
 	if rest != "" {
-		return v, fmt.Errorf("%q: unknown suffix %q (want %s or %s, then %s or %s)", s, rest, suffixWire, suffixClientGoDecoder, suffixDiet, suffixNoDiet)
+		return v, fmt.Errorf("%q: unknown suffix %q (want %s or %s, then %s or %s, then %s)", s, rest, suffixWire, suffixClientGoDecoder, suffixDiet, suffixNoDiet, suffixCompact)
 	}
 	if v.decoder != decoderWire {
 		v.diet = false
@@ -108,6 +117,9 @@ func parseVariant(s string, dietDefault bool) (variant, error) {
 		} else {
 			v.name += suffixNoDiet
 		}
+	}
+	if v.compact {
+		v.name += suffixCompact
 	}
 	return v, nil
 }

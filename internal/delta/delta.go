@@ -1,4 +1,11 @@
-package apisim
+// Package delta stores a byte string as a delta against a similar one, the
+// reference: copies out of the reference and literal bytes. The objects of
+// one template — the pods of a ReplicaSet — encode to byte strings that are
+// the same but for names, IPs, times and ids, so a pod's few kilobytes of
+// protobuf become a few hundred bytes. The simulated API server stores its
+// encodings this way (apisim, Config.EncodedOnly), and so does the compact
+// store (package compact).
+package delta
 
 import (
 	"encoding/binary"
@@ -6,39 +13,37 @@ import (
 	"math/bits"
 )
 
-// A delta is an encoding written as copies out of a reference encoding —
-// another object's encoding of the same template — and literal bytes: the
-// pods of one ReplicaSet are byte for byte the same but for their names,
-// IPs, times and ids, so a pod's ≈5.5 KB of protobuf becomes a few hundred
-// bytes. The format:
+// The format of a delta:
 //
 //	uvarint(decoded length)
 //	repeated: uvarint(literal length), literal bytes,
 //	          [until the decoded length is reached:]
-//	          zigzag uvarint(copy offset − end of the previous copy), uvarint(copy length − deltaMinMatch)
+//	          zigzag uvarint(copy offset − end of the previous copy), uvarint(copy length − minMatch)
 //
 // Offsets are relative to where the previous copy ended, so that a copy
 // resuming in step with the reference (the common case: a literal replaced a
 // run of the same length) costs one byte.
 
-// deltaMinMatch is the shortest copy worth an operation (its offset and
+// minMatch is the shortest copy worth an operation (its offset and
 // length take two to four bytes).
-const deltaMinMatch = 6
+const minMatch = 6
 
-// deltaRef is a reference encoding with a hash index of its
-// deltaMinMatch-byte windows. Immutable once built; safe for concurrent use.
-type deltaRef struct {
+// Ref is a reference byte string with a hash index of its minMatch-byte
+// windows. Immutable once built; safe for concurrent use. Its memory is the
+// reference's bytes plus an index of about half as many bytes (at most 128
+// KiB); neither holds a pointer.
+type Ref struct {
 	data  []byte
-	index []uint16 // hash of data[i:i+deltaMinMatch] → i+1 (0: none); positions past 65534 are not indexed
+	index []uint16 // hash of data[i:i+minMatch] → i+1 (0: none); positions past 65534 are not indexed
 	shift uint     // 64 − log2(len(index))
 }
 
-func newDeltaRef(data []byte) *deltaRef {
+func NewRef(data []byte) *Ref {
 	size := 256
 	for size < len(data)/2 && size < 1<<16 {
 		size <<= 1
 	}
-	r := &deltaRef{data: data, index: make([]uint16, size), shift: uint(64 - bits.TrailingZeros(uint(size)))}
+	r := &Ref{data: data, index: make([]uint16, size), shift: uint(64 - bits.TrailingZeros(uint(size)))}
 	for i := 0; i+8 <= len(data) && i < 1<<16-1; i++ {
 		h := r.hash(data[i:])
 		if r.index[h] == 0 { // the first occurrence: references and objects run in step
@@ -48,9 +53,9 @@ func newDeltaRef(data []byte) *deltaRef {
 	return r
 }
 
-// hash hashes the deltaMinMatch bytes at b. REQUIRES: len(b) >= 8.
-func (r *deltaRef) hash(b []byte) uint64 {
-	v := binary.LittleEndian.Uint64(b) << (64 - 8*deltaMinMatch)
+// hash hashes the minMatch bytes at b. REQUIRES: len(b) >= 8.
+func (r *Ref) hash(b []byte) uint64 {
+	v := binary.LittleEndian.Uint64(b) << (64 - 8*minMatch)
 	return (v * 0x9e3779b97f4a7c15) >> r.shift
 }
 
@@ -71,8 +76,8 @@ func matchLen(a, b []byte) int {
 	return i
 }
 
-// encode appends src as a delta against r to dst.
-func (r *deltaRef) encode(dst, src []byte) []byte {
+// Encode appends src as a delta against r to dst.
+func (r *Ref) Encode(dst, src []byte) []byte {
 	ref := r.data
 	dst = binary.AppendUvarint(dst, uint64(len(src)))
 	lit := 0     // start of the pending literal in src
@@ -91,7 +96,7 @@ func (r *deltaRef) encode(dst, src []byte) []byte {
 				if l := 4 + matchLen(ref[p+4:], src[i+4:]); l > bestLen {
 					best, bestLen = p, l
 				}
-				if bestLen >= deltaMinMatch {
+				if bestLen >= minMatch {
 					break
 				}
 			}
@@ -100,14 +105,14 @@ func (r *deltaRef) encode(dst, src []byte) []byte {
 		// from its 8th only (a random access, slow once references outgrow
 		// the caches; most literals are a value replaced, resolved in step);
 		// a match found late grows backwards over the bytes skipped.
-		if bestLen < deltaMinMatch && (i-lit)&15 == 8 {
+		if bestLen < minMatch && (i-lit)&15 == 8 {
 			if q := int(r.index[r.hash(src[i:])]) - 1; q >= 0 && binary.LittleEndian.Uint32(ref[q:]) == word {
 				if l := 4 + matchLen(ref[q+4:], src[i+4:]); l > bestLen {
 					best, bestLen = q, l
 				}
 			}
 		}
-		if bestLen < deltaMinMatch {
+		if bestLen < minMatch {
 			i++
 			continue
 		}
@@ -119,7 +124,7 @@ func (r *deltaRef) encode(dst, src []byte) []byte {
 		dst = binary.AppendUvarint(dst, uint64(i-lit))
 		dst = append(dst, src[lit:i]...)
 		dst = binary.AppendUvarint(dst, zigzag(best-prevEnd))
-		dst = binary.AppendUvarint(dst, uint64(bestLen-deltaMinMatch))
+		dst = binary.AppendUvarint(dst, uint64(bestLen-minMatch))
 		i += bestLen
 		lit, prevEnd, prevSrc = i, best+bestLen, i
 	}
@@ -130,60 +135,62 @@ func (r *deltaRef) encode(dst, src []byte) []byte {
 	return dst
 }
 
-var errBadDelta = errors.New("apisim: malformed delta")
+// ErrMalformed is returned by Decode for bytes that are not a delta against
+// the reference.
+var ErrMalformed = errors.New("delta: malformed delta")
 
-// decode appends the encoding delta describes to dst.
-func (r *deltaRef) decode(dst, delta []byte) ([]byte, error) {
+// Decode appends the encoding delta describes to dst.
+func (r *Ref) Decode(dst, delta []byte) ([]byte, error) {
 	ref := r.data
 	n, k := binary.Uvarint(delta)
 	if k <= 0 || n > uint64(len(delta))*uint64(len(ref)+1) { // each operation yields at most a reference or its own bytes
-		return dst, errBadDelta
+		return dst, ErrMalformed
 	}
 	delta = delta[k:]
 	start := len(dst)
 	want := start + int(n)
-	dst = grow(dst, int(n))
+	dst = Grow(dst, int(n))
 	prevEnd := 0
 	for {
 		l, k := binary.Uvarint(delta)
 		if k <= 0 || l > uint64(len(delta)-k) || l > uint64(want-len(dst)) {
-			return dst, errBadDelta
+			return dst, ErrMalformed
 		}
 		dst = append(dst, delta[k:k+int(l)]...)
 		delta = delta[k+int(l):]
 		if len(dst) == want {
 			if len(delta) != 0 {
-				return dst, errBadDelta
+				return dst, ErrMalformed
 			}
 			return dst, nil
 		}
 		z, k1 := binary.Uvarint(delta)
 		if k1 <= 0 {
-			return dst, errBadDelta
+			return dst, ErrMalformed
 		}
 		c, k2 := binary.Uvarint(delta[k1:])
 		if k2 <= 0 || c > uint64(want-len(dst)) {
-			return dst, errBadDelta
+			return dst, ErrMalformed
 		}
 		delta = delta[k1+k2:]
 		off := prevEnd + unzigzag(z)
-		end := off + int(c) + deltaMinMatch
+		end := off + int(c) + minMatch
 		if off < 0 || end > len(ref) || end < off || len(dst)+end-off > want {
-			return dst, errBadDelta
+			return dst, ErrMalformed
 		}
 		dst = append(dst, ref[off:end]...)
 		prevEnd = end
 		if len(dst) == want {
 			if len(delta) != 0 {
-				return dst, errBadDelta
+				return dst, ErrMalformed
 			}
 			return dst, nil
 		}
 	}
 }
 
-// deltaLen returns the decoded length a delta declares.
-func deltaLen(delta []byte) int {
+// Len returns the decoded length a delta declares.
+func Len(delta []byte) int {
 	n, _ := binary.Uvarint(delta)
 	return int(n)
 }
@@ -192,8 +199,8 @@ func zigzag(v int) uint64 { return uint64(v<<1) ^ uint64(v>>63) }
 
 func unzigzag(u uint64) int { return int(u>>1) ^ -int(u&1) }
 
-// grow returns b with room for n more bytes.
-func grow(b []byte, n int) []byte {
+// Grow returns b with room for n more bytes.
+func Grow(b []byte, n int) []byte {
 	if cap(b)-len(b) >= n {
 		return b
 	}
