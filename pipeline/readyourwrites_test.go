@@ -35,7 +35,7 @@ func TestReadYourWritesControllerRuntime(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts an API server and a controller-runtime cache per round")
 	}
-	const rounds = 4
+	const rounds, maxRounds = 4, 16
 	ours := func(opts ...pipeline.Option) func(toolscache.ListerWatcher, runtime.Object, time.Duration, toolscache.Indexers) toolscache.SharedIndexInformer {
 		return func(lw toolscache.ListerWatcher, obj runtime.Object, resync time.Duration, idx toolscache.Indexers) toolscache.SharedIndexInformer {
 			return pipeline.NewSharedIndexInformer(lw, obj, resync, idx, append([]pipeline.Option{pipeline.WithShards(4)}, opts...)...)
@@ -51,17 +51,22 @@ func TestReadYourWritesControllerRuntime(t *testing.T) {
 		{name: "shardinformer/relaxed", new: ours(pipeline.WithRelaxedOrder()), relaxed: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			notFound := 0
-			for range rounds {
+			// The relaxed reproduction is a race the slow index function
+			// makes likely, not certain: it gets up to maxRounds to show.
+			notFound, n := 0, rounds
+			if tc.relaxed {
+				n = maxRounds
+			}
+			for i := 0; i < n && !(tc.relaxed && notFound > 0); i++ {
 				if readYourWritesRound(t, tc.new) {
 					notFound++
 				}
 			}
 			switch {
 			case tc.relaxed && notFound == 0:
-				t.Errorf("without cross-key order every Get found the lease: the reproduction did not reproduce")
+				t.Errorf("without cross-key order every Get of %d rounds found the lease: the reproduction did not reproduce", maxRounds)
 			case tc.relaxed:
-				t.Logf("without cross-key order: %d of %d rounds did not find the lease just created", notFound, rounds)
+				t.Logf("without cross-key order: a round did not find the lease just created")
 			case notFound > 0:
 				t.Errorf("%d of %d rounds: Get right after Create returned NotFound", notFound, rounds)
 			}
