@@ -2,6 +2,7 @@ package compact
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -157,16 +158,9 @@ func New(example kruntime.Object, cfg Config) (*Codec, error) {
 			c.format = jsonFormat{typ: typ.Elem()}
 		}
 	}
-	c.cache.init(cmpOr(cfg.Decoded, DefaultDecoded))
+	c.cache.init(cmp.Or(cfg.Decoded, DefaultDecoded))
 	c.mu.templates = make(map[string]weak.Pointer[template])
 	return c, nil
-}
-
-func cmpOr(a, b int) int {
-	if a != 0 {
-		return a
-	}
-	return b
 }
 
 var scratch = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
@@ -191,10 +185,9 @@ func (c *Codec) Encode(obj any) (any, error) {
 		c.stats.unencoded.Add(1)
 		return obj, nil
 	}
-	key, err := cache.MetaNamespaceKeyFunc(obj)
-	if err != nil {
-		c.stats.unencoded.Add(1)
-		return obj, nil
+	key := m.GetName() // cache.MetaNamespaceKeyFunc's key, without a second meta.Accessor
+	if ns := m.GetNamespace(); ns != "" {
+		key = ns + "/" + key
 	}
 	bp := scratch.Get().(*[]byte)
 	defer scratch.Put(bp)
