@@ -37,12 +37,13 @@ const DefaultDecoded = 4096
 // Object is the stored form of one object version: its key, resource version
 // and encoding, the encoding as a delta against the first encoding of its
 // template. It is immutable; DeepCopyObject returns the same Object. It is a
-// runtime.Object with an ObjectMeta (name, namespace, resourceVersion only)
-// so that key functions and resource-version reads work on it as on the
-// object; nothing else of the object is readable without Codec.Decode.
+// runtime.Object and a metav1.Object (name, namespace, resourceVersion only;
+// meta.go) so that key functions and resource-version reads work on it as on
+// the object; nothing else of the object is readable without Codec.Decode.
 type Object struct {
-	keyRV string    // key + "\x00" + resourceVersion: one allocation
-	t     *template // the object's template
+	readOnlyMeta           // with meta.go's methods, a metav1.Object
+	keyRV        string    // key + "\x00" + resourceVersion: one allocation
+	t            *template // the object's template
 	// data is nil when the object's encoding is its template's reference;
 	// else a delta against it (first byte dataDelta) or the whole encoding,
 	// where no delta is smaller (dataWhole).
@@ -67,13 +68,6 @@ func (o *Object) ResourceVersion() string { _, rv, _ := strings.Cut(o.keyRV, "\x
 // when it is its template's reference, which its template holds; one more
 // for the kind of bytes).
 func (o *Object) Size() int { return len(o.data) }
-
-// GetObjectMeta returns the object's name, namespace and resource version
-// (meta.Accessor reads them through it).
-func (o *Object) GetObjectMeta() metav1.Object {
-	ns, name, _ := cache.SplitMetaNamespaceKey(o.Key())
-	return &metav1.ObjectMeta{Namespace: ns, Name: name, ResourceVersion: o.ResourceVersion()}
-}
 
 // GetObjectKind implements runtime.Object: the type of the decoded object.
 func (o *Object) GetObjectKind() schema.ObjectKind {

@@ -221,6 +221,56 @@ func TestPassThrough(t *testing.T) {
 	}
 }
 
+// TestObjectMeta: an Object is its own metav1.Object: the key function, the
+// namespace index function and resource-version reads work on it without
+// allocating, a cluster-scoped key has no namespace, fields it does not hold
+// read as unset and every setter panics.
+func TestObjectMeta(t *testing.T) {
+	c := mustNew(t, &corev1.Pod{}, Config{})
+	for _, obj := range []kruntime.Object{
+		apisim.NewPod("ns", "p", 7, apisim.PodOptions{}),
+		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "cluster-scoped", ResourceVersion: "3", UID: "u", Labels: map[string]string{"a": "b"}}},
+	} {
+		stored, err := c.Encode(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := stored.(*Object)
+		want, _ := meta.Accessor(obj)
+		got, err := meta.Accessor(o)
+		if err != nil || got != metav1.Object(o) {
+			t.Fatalf("meta.Accessor(Object) = %T, %v; want the Object itself", got, err)
+		}
+		if got.GetNamespace() != want.GetNamespace() || got.GetName() != want.GetName() || got.GetResourceVersion() != want.GetResourceVersion() {
+			t.Errorf("Object meta %q %q %q, want %q %q %q", got.GetNamespace(), got.GetName(), got.GetResourceVersion(),
+				want.GetNamespace(), want.GetName(), want.GetResourceVersion())
+		}
+		if got.GetUID() != "" || got.GetLabels() != nil || got.GetGeneration() != 0 {
+			t.Errorf("Object meta holds fields beyond name, namespace and resource version: %q %v %d", got.GetUID(), got.GetLabels(), got.GetGeneration())
+		}
+		if n := testing.AllocsPerRun(100, func() {
+			_, _ = cache.MetaNamespaceKeyFunc(o)
+			_, _ = cache.MetaNamespaceIndexFunc(o)
+		}); n > 2 { // the key's concatenation and the index function's result; not an ObjectMeta each
+			t.Errorf("key and namespace index functions on an Object: %v allocations, want at most 2", n)
+		}
+		for name, set := range map[string]func(){
+			"SetName":          func() { got.SetName("x") },
+			"SetLabels":        func() { got.SetLabels(nil) },
+			"SetManagedFields": func() { got.SetManagedFields(nil) },
+		} {
+			func() {
+				defer func() {
+					if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "immutable") {
+						t.Errorf("%s on an Object: recovered %v, want an immutability panic", name, r)
+					}
+				}()
+				set()
+			}()
+		}
+	}
+}
+
 // TestDeltas: realistic pods (apisim's, as make run's) of a few templates
 // are stored in a small fraction of their protobuf, and each decodes to
 // itself.

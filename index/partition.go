@@ -275,7 +275,7 @@ func (in *indexed) call(ix *index) ([]string, error) {
 		return ix.fn(in.stored)
 	}
 	if ix.namespaceOnly {
-		if _, ok := in.stored.(metav1.ObjectMetaAccessor); ok {
+		if _, ok := in.stored.(metav1.Object); ok {
 			return ix.fn(in.stored)
 		}
 	}

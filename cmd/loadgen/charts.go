@@ -6,156 +6,9 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/plot"
 )
-
-// chart is one chart of the HTML report, with its data and axes (ticks
-// included) computed here, so that the page only draws and the tests can
-// check every chart without a browser.
-type chart struct {
-	ID     string        `json:"id"`
-	Title  string        `json:"title"`
-	Kind   string        `json:"kind"` // "line" or "bars"
-	X      axis          `json:"x"`
-	Y      axis          `json:"y"`
-	Series []chartSeries `json:"series"` // kind line
-	Bars   []bar         `json:"bars"`   // kind bars
-	Note   string        `json:"note,omitempty"`
-}
-
-// axis is a chart axis: its range and round ticks. Unit tells the page how
-// to label ticks: "s", "bytes", "per_s", "count", "percent".
-type axis struct {
-	Label string    `json:"label"`
-	Unit  string    `json:"unit"`
-	Log   bool      `json:"log"`
-	Min   float64   `json:"min"`
-	Max   float64   `json:"max"`
-	Ticks []float64 `json:"ticks"`
-	// Labels are the ticks' labels, formatted in Unit.
-	Labels []string `json:"labels"`
-}
-
-type chartSeries struct {
-	Name   string       `json:"name"`
-	Impl   string       `json:"impl"` // colour key: an implementation or "churn"
-	Points [][2]float64 `json:"points"`
-}
-
-// bar is one bar: a median with its min–max whisker.
-type bar struct {
-	Name  string  `json:"name"`
-	Impl  string  `json:"impl"`
-	Value float64 `json:"value"`
-	Lo    float64 `json:"lo"`
-	Hi    float64 `json:"hi"`
-}
-
-// niceStep returns a round step (1, 2 or 5 × 10^k) near span/n.
-func niceStep(span float64, n int) float64 {
-	raw := span / float64(n)
-	if raw <= 0 || math.IsInf(raw, 0) || math.IsNaN(raw) {
-		return 1
-	}
-	mag := math.Pow(10, math.Floor(math.Log10(raw)))
-	for _, m := range []float64{1, 2, 5, 10} {
-		if m*mag >= raw {
-			return m * mag
-		}
-	}
-	return 10 * mag
-}
-
-// linearAxis sets a's range to round bounds around [lo, hi] and its ticks to
-// about five round values; byte axes step in round binary units (KiB, MiB,
-// GiB).
-func linearAxis(a axis, lo, hi float64) axis {
-	if hi <= lo {
-		hi = lo + 1
-	}
-	base := 1.0
-	if a.Unit == "bytes" {
-		for base*1024 <= hi {
-			base *= 1024
-		}
-	}
-	step := niceStep((hi-lo)/base, 5) * base
-	a.Min = math.Floor(lo/step) * step
-	a.Max = math.Ceil(hi/step) * step
-	a.Ticks = nil
-	for v := a.Min; v <= a.Max+step/2; v += step {
-		a.Ticks = append(a.Ticks, math.Round(v/step)*step)
-	}
-	return a
-}
-
-// logAxis sets a's range to whole decades around [lo, hi] (lo > 0), ticked
-// at each decade, and at 2× and 5× when the range spans fewer than three.
-func logAxis(a axis, lo, hi float64) axis {
-	a.Log = true
-	lo = math.Max(lo, 1e-9)
-	hi = math.Max(hi, lo)
-	e0, e1 := math.Floor(math.Log10(lo)), math.Ceil(math.Log10(hi))
-	if e1 == e0 {
-		e1++
-	}
-	a.Min, a.Max = math.Pow(10, e0), math.Pow(10, e1)
-	a.Ticks = nil
-	for e := e0; e <= e1; e++ {
-		d := math.Pow(10, e)
-		a.Ticks = append(a.Ticks, d)
-		if e1-e0 < 3 && e < e1 {
-			a.Ticks = append(a.Ticks, 2*d, 5*d)
-		}
-	}
-	return a
-}
-
-// bounds returns the range of the series' x and y values.
-func bounds(ss []chartSeries) (x0, x1, y0, y1 float64) {
-	x0, y0 = math.Inf(1), math.Inf(1)
-	x1, y1 = math.Inf(-1), math.Inf(-1)
-	for _, s := range ss {
-		for _, p := range s.Points {
-			x0, x1 = math.Min(x0, p[0]), math.Max(x1, p[0])
-			y0, y1 = math.Min(y0, p[1]), math.Max(y1, p[1])
-		}
-	}
-	if math.IsInf(x0, 1) {
-		return 0, 1, 0, 1
-	}
-	return x0, x1, y0, y1
-}
-
-// lineChart completes a line chart's axes from its series: linear from 0
-// unless log.
-func lineChart(c chart) chart {
-	c.Kind = "line"
-	x0, x1, y0, y1 := bounds(c.Series)
-	if c.X.Log {
-		c.X = logAxis(c.X, x0, x1)
-	} else {
-		c.X = linearAxis(c.X, math.Min(0, x0), x1)
-	}
-	if c.Y.Log {
-		c.Y = logAxis(c.Y, y0, y1)
-	} else {
-		c.Y = linearAxis(c.Y, math.Min(0, y0), y1)
-	}
-	c.Bars = []bar{}
-	return c
-}
-
-func barChart(c chart) chart {
-	c.Kind = "bars"
-	hi := 0.0
-	for _, b := range c.Bars {
-		hi = math.Max(hi, b.Hi)
-	}
-	c.Y = linearAxis(c.Y, 0, hi)
-	c.X.Ticks = []float64{}
-	c.Series = []chartSeries{}
-	return c
-}
 
 // medianRun returns impl's result at pods whose key figure is the median of
 // its runs, and the trial it belongs to.
@@ -221,8 +74,8 @@ func windowFor(s float64) float64 {
 }
 
 // charts builds the report's charts.
-func (r *report) charts() []chart {
-	out := []chart{}
+func (r *report) charts() []plot.Chart {
+	out := []plot.Chart{}
 	if len(r.Figures) == 0 {
 		return out
 	}
@@ -231,19 +84,19 @@ func (r *report) charts() []chart {
 	size := fmtCount(pods) + " pods"
 
 	// Initial sync, median run of each implementation.
-	sync := chart{ID: "sync", Title: "Initial sync (median run by time to ready), " + size,
-		X: axis{Label: "seconds since the informer started", Unit: "s"}, Y: axis{Label: "objects", Unit: "count"}}
-	throughput := chart{ID: "throughput", Title: "Throughput during and after the churn (median run)",
-		X: axis{Label: "seconds since the churn started", Unit: "s"}, Y: axis{Label: "per second", Unit: "per_s"}}
+	sync := plot.Chart{ID: "sync", Title: "Initial sync (median run by time to ready), " + size,
+		X: plot.Axis{Label: "seconds since the informer started", Unit: "s"}, Y: plot.Axis{Label: "objects", Unit: "count"}}
+	throughput := plot.Chart{ID: "throughput", Title: "Throughput during and after the churn (median run)",
+		X: plot.Axis{Label: "seconds since the churn started", Unit: "s"}, Y: plot.Axis{Label: "per second", Unit: "per_s"}}
 	latWhat := "delivery"
 	if ctl {
 		latWhat = "reconcile start"
 	}
-	latT := chart{ID: "latency_timeline", Title: "The " + latWhat + " latency over time: p99 of each 0.1 s sample (median run)",
-		X: axis{Label: "seconds since the churn started", Unit: "s"}, Y: axis{Label: "p99 (log scale)", Unit: "s", Log: true}}
+	latT := plot.Chart{ID: "latency_timeline", Title: "The " + latWhat + " latency over time: p99 of each 0.1 s sample (median run)",
+		X: plot.Axis{Label: "seconds since the churn started", Unit: "s"}, Y: plot.Axis{Label: "p99 (log scale)", Unit: "s", Log: true}}
 	var gcNotes []string
-	heapT := chart{ID: "heap_timeline", Title: "Heap of the implementation's process over time (median run)",
-		X: axis{Label: "seconds since the informer started", Unit: "s"}, Y: axis{Label: "heap objects", Unit: "bytes"}}
+	heapT := plot.Chart{ID: "heap_timeline", Title: "Heap of the implementation's process over time (median run)",
+		X: plot.Axis{Label: "seconds since the informer started", Unit: "s"}, Y: plot.Axis{Label: "heap objects", Unit: "bytes"}}
 	for _, impl := range r.Settings.Impls {
 		res, t := r.medianRun(impl, pods)
 		if res == nil {
@@ -266,26 +119,26 @@ func (r *report) charts() []chart {
 		if ctl {
 			name = impl + " notified"
 		}
-		sync.Series = append(sync.Series, chartSeries{Name: name, Impl: impl, Points: synced})
+		sync.Series = append(sync.Series, plot.Series{Name: name, Impl: impl, Points: synced})
 		if ctl {
-			sync.Series = append(sync.Series, chartSeries{Name: impl + " reconciled", Impl: impl, Points: done})
+			sync.Series = append(sync.Series, plot.Series{Name: impl + " reconciled", Impl: impl, Points: done})
 		}
 		what := " events seen/s"
 		if ctl {
 			what = " reconciles/s"
 		}
 		w := windowFor(res.Timeline[len(res.Timeline)-1].T - t.ChurnStart)
-		throughput.Series = append(throughput.Series, chartSeries{Name: impl + what, Impl: impl,
+		throughput.Series = append(throughput.Series, plot.Series{Name: impl + what, Impl: impl,
 			Points: rates(counts, t.ChurnStart, math.Inf(1), w)})
 		var em [][2]float64
 		for _, e := range t.Emitted {
 			em = append(em, [2]float64{e.T, float64(e.Emitted)})
 		}
 		if ch := rates(em, t.ChurnStart, t.ChurnEnd, w); len(ch) > 0 && (impl == r.Settings.Impls[0] || t.Mode == modeProcess) {
-			throughput.Series = append(throughput.Series, chartSeries{Name: "churn writes/s (" + impl + "'s run)", Impl: "churn", Points: ch})
+			throughput.Series = append(throughput.Series, plot.Series{Name: "churn writes/s (" + impl + "'s run)", Impl: "churn", Points: ch})
 		}
 		if res.CPUScope == cpuScopeProcess {
-			heapT.Series = append(heapT.Series, chartSeries{Name: impl, Impl: impl, Points: heap})
+			heapT.Series = append(heapT.Series, plot.Series{Name: impl, Impl: impl, Points: heap})
 			gcNotes = append(gcNotes, fmt.Sprintf("%s %d", impl, res.ChurnGCCycles))
 		}
 		var p99 [][2]float64
@@ -295,19 +148,19 @@ func (r *report) charts() []chart {
 			}
 		}
 		if len(p99) > 0 {
-			latT.Series = append(latT.Series, chartSeries{Name: impl + " p99", Impl: impl, Points: p99})
+			latT.Series = append(latT.Series, plot.Series{Name: impl + " p99", Impl: impl, Points: p99})
 		}
 	}
 	if len(gcNotes) > 0 {
 		latT.Note = "GC cycles in the churn and catch-up of these runs: " + strings.Join(gcNotes, ", ") +
 			" (a cycle's marking takes CPU from delivery)"
 	}
-	out = append(out, lineChart(sync), lineChart(throughput), lineChart(latT))
+	out = append(out, plot.Line(sync), plot.Line(throughput), plot.Line(latT))
 
 	// Latency distributions, every run merged.
 	cdf := func(id, title string, get func(*implResult) *latencyRep) {
-		c := chart{ID: id, Title: title + ", " + size + ", all runs", X: axis{Label: "seconds (log scale)", Unit: "s", Log: true},
-			Y: axis{Label: "% of changes at or below", Unit: "percent"}}
+		c := plot.Chart{ID: id, Title: title + ", " + size + ", all runs", X: plot.Axis{Label: "seconds (log scale)", Unit: "s", Log: true},
+			Y: plot.Axis{Label: "% of changes at or below", Unit: "percent"}}
 		for _, impl := range r.Settings.Impls {
 			byLe := map[float64]uint64{}
 			var n uint64
@@ -330,7 +183,7 @@ func (r *report) charts() []chart {
 				}
 			})
 			var cum uint64
-			s := chartSeries{Name: impl, Impl: impl}
+			s := plot.Series{Name: impl, Impl: impl}
 			for _, le := range les {
 				cum += byLe[le]
 				s.Points = append(s.Points, [2]float64{le, 100 * float64(cum) / float64(n)})
@@ -338,8 +191,8 @@ func (r *report) charts() []chart {
 			c.Series = append(c.Series, s)
 		}
 		if len(c.Series) > 0 {
-			c = lineChart(c)
-			c.Y = axis{Label: c.Y.Label, Unit: "percent", Min: 0, Max: 100, Ticks: []float64{0, 25, 50, 75, 90, 100}}
+			c = plot.Line(c)
+			c.Y = plot.Axis{Label: c.Y.Label, Unit: "percent", Min: 0, Max: 100, Ticks: []float64{0, 25, 50, 75, 90, 100}}
 			out = append(out, c)
 		}
 	}
@@ -356,17 +209,17 @@ func (r *report) charts() []chart {
 			if f.Key != key {
 				continue
 			}
-			c := chart{ID: key, Title: f.Label + ", " + size + " (median, min–max)", Y: axis{Label: f.Label, Unit: f.Unit}}
+			c := plot.Chart{ID: key, Title: f.Label + ", " + size + " (median, min–max)", Y: plot.Axis{Label: f.Label, Unit: f.Unit}}
 			for _, impl := range r.Settings.Impls {
 				if s, ok := f.Values[impl]; ok {
-					c.Bars = append(c.Bars, bar{Name: impl, Impl: impl, Value: s.Median, Lo: s.Min, Hi: s.Max})
+					c.Bars = append(c.Bars, plot.Bar{Name: impl, Impl: impl, Value: s.Median, Lo: s.Min, Hi: s.Max})
 				}
 			}
-			out = append(out, barChart(c))
+			out = append(out, plot.Bars(c))
 		}
 	}
 	if len(heapT.Series) > 0 {
-		out = append(out, lineChart(heapT))
+		out = append(out, plot.Line(heapT))
 	}
 
 	// Scale: how each figure grows with the object count, on log–log axes;
@@ -375,14 +228,14 @@ func (r *report) charts() []chart {
 	if len(r.Scale) > 1 {
 		for _, key := range scaleKeys(r.Scale) {
 			d := figureDefs[slices.IndexFunc(figureDefs, func(d figureDef) bool { return d.key == key })]
-			c := chart{ID: "scale_" + key, Title: d.label + " by object count",
-				X: axis{Label: "pods (log scale)", Unit: "count", Log: true}, Y: axis{Label: d.label + " (log scale)", Unit: d.unit, Log: true}}
+			c := plot.Chart{ID: "scale_" + key, Title: d.label + " by object count",
+				X: plot.Axis{Label: "pods (log scale)", Unit: "count", Log: true}, Y: plot.Axis{Label: d.label + " (log scale)", Unit: d.unit, Log: true}}
 			// A figure that is 0 at a size where the implementation ran (GC
 			// cycles during a short churn, say) has no place on log–log
 			// axes: the table has it.
 			whole, longest := true, 0
 			for _, impl := range r.Settings.Impls {
-				s := chartSeries{Name: impl, Impl: impl}
+				s := plot.Series{Name: impl, Impl: impl}
 				ran := 0
 				for _, p := range r.Scale {
 					i := slices.IndexFunc(p.Figures, func(f figure) bool { return f.Key == key })
@@ -406,7 +259,7 @@ func (r *report) charts() []chart {
 				if len(r.DidNotFit) > 0 {
 					c.Note = "A line ends where its implementation did not fit: " + unfitWords(r)
 				}
-				out = append(out, lineChart(c))
+				out = append(out, plot.Line(c))
 			}
 		}
 	}
@@ -417,12 +270,12 @@ func (r *report) charts() []chart {
 }
 
 // finishChart drops empty series and labels the ticks.
-func finishChart(c *chart) {
-	c.Series = slices.DeleteFunc(c.Series, func(s chartSeries) bool { return len(s.Points) == 0 })
+func finishChart(c *plot.Chart) {
+	c.Series = slices.DeleteFunc(c.Series, func(s plot.Series) bool { return len(s.Points) == 0 })
 	if c.Bars == nil {
-		c.Bars = []bar{}
+		c.Bars = []plot.Bar{}
 	}
-	for _, a := range []*axis{&c.X, &c.Y} {
+	for _, a := range []*plot.Axis{&c.X, &c.Y} {
 		a.Labels = []string{}
 		for _, t := range a.Ticks {
 			a.Labels = append(a.Labels, tickLabel(a.Unit, t))

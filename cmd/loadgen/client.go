@@ -15,6 +15,9 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/latency"
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/procfs"
 )
 
 // childFlag, as the first argument, makes loadgen run one implementation
@@ -166,7 +169,11 @@ func serveClient(ctx context.Context, sp spec, reg prometheus.Registerer, cmds <
 	smp.markReady()
 	emit(message{Type: msgReady, At: c.readyAt.UnixNano()})
 	if sp.SoakEvery > 0 {
-		soak = startSoakSampler(c, sp.SoakEvery, emit)
+		heapDir := ""
+		if sp.Profile == "heap" {
+			heapDir = sp.ProfileDir
+		}
+		soak = startSoakSampler(c, sp.SoakEvery, heapDir, emit)
 	}
 
 	start, err := wait(cmdChurnStart)
@@ -339,13 +346,13 @@ func startSampler(c *client, pk *peaks, cpu0 time.Duration, every time.Duration,
 		every = sampleEvery
 	}
 	s := &sampler{quit: make(chan struct{}), ready: make(chan struct{}), exited: make(chan struct{})}
-	var lat snapshot // the latency histograms at the previous point; the sampler goroutine's
+	var lat latency.Snapshot // the latency histograms at the previous point; the sampler goroutine's
 	point := func() {
 		heap, rss := pk.sample()
-		now := merge(c.latencies()...)
+		now := latency.Merge(c.latencies()...)
 		var win *latencyWindow
-		if d := now.since(lat); d.n > 0 {
-			win = &latencyWindow{N: d.n, P50: d.quantile(0.5).Seconds(), P99: d.quantile(0.99).Seconds()}
+		if d := now.Since(lat); d.N > 0 {
+			win = &latencyWindow{N: d.N, P50: d.Quantile(0.5).Seconds(), P99: d.Quantile(0.99).Seconds()}
 		}
 		lat = now
 		obs, _ := c.observed()
@@ -514,7 +521,7 @@ func spawnSide(ctx context.Context, i int, sp spec, out chan<- sideMsg, stderr i
 	if err != nil {
 		return nil, err
 	}
-	oom0 := oomKills()
+	oom0 := procfs.OOMKills()
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s process: %w", sp.Impl, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/latency"
 	"github.com/shardinformer/shardinformer/shards"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -47,10 +48,10 @@ type controller struct {
 	reconciled keyed[string]
 	keys       atomic.Int64 // len(reconciled)
 
-	latency   histogram // change stamp → reconcile start
-	freshness histogram // change stamp → handler notified (the cache holds the change)
-	deletes   timeLog   // deletes: notified (handler) times, joined with the writer's stamps at the end
-	deleteRec timeLog   // deletes: reconcile start times, joined likewise
+	latency   latency.Histogram // change stamp → reconcile start
+	freshness latency.Histogram // change stamp → handler notified (the cache holds the change)
+	deletes   timeLog           // deletes: notified (handler) times, joined with the writer's stamps at the end
+	deleteRec timeLog           // deletes: reconcile start times, joined likewise
 
 	initial     atomic.Uint64 // initial-list adds
 	observed    atomic.Uint64 // churn changes notified
@@ -110,7 +111,7 @@ func (c *controller) OnDelete(obj any) {
 // changed records a churn change of key emitted at stamp and notified at now.
 func (c *controller) changed(key string, stamp int64, now time.Time) {
 	c.observed.Add(1)
-	c.freshness.record(now.Sub(time.Unix(0, stamp)))
+	c.freshness.Record(now.Sub(time.Unix(0, stamp)))
 	c.pending.update(key, func(v int64, ok bool) int64 {
 		if ok {
 			return v
@@ -161,7 +162,7 @@ func (c *controller) reconcile(ctx context.Context, key string) error {
 		c.changes.Add(1)
 		c.lastChange.Store(start.UnixNano())
 		if stamp > 0 {
-			c.latency.record(start.Sub(time.Unix(0, stamp)))
+			c.latency.Record(start.Sub(time.Unix(0, stamp)))
 		} else {
 			c.deleteRec.add(key, start)
 		}
@@ -353,12 +354,12 @@ func (l *timeLog) release() {
 }
 
 // join records, into h, each entry's time minus the stamp of its key.
-func (l *timeLog) join(stamps map[string]int64, h *histogram) {
+func (l *timeLog) join(stamps map[string]int64, h *latency.Histogram) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, e := range l.entries {
 		if s, ok := stamps[e.key]; ok {
-			h.record(time.Duration(e.at - s))
+			h.Record(time.Duration(e.at - s))
 		}
 	}
 }

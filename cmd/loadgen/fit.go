@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/procfs"
 )
 
 // Whether an implementation fits: the parent enforces --child-mem-limit on
@@ -182,7 +184,7 @@ func watchChild(cmd *exec.Cmd, limit int64, scan *oomScanner, oomKill0 uint64) *
 				return
 			case <-tick.C:
 			}
-			r := procRSS(w.pid)
+			r := procfs.RSS(w.pid)
 			w.mu.Lock()
 			w.peak = max(w.peak, r)
 			over := w.limit > 0 && r > uint64(w.limit) && !w.killed
@@ -228,7 +230,7 @@ func (w *childWatch) verdict(waitErr error) *didNotFit {
 		d.Reason = fmt.Sprintf("resident set %s above --child-mem-limit %s: killed by loadgen", fmtBytes(float64(peak)), fmtLimit(w.limit))
 	case ws.Signaled() && ws.Signal() == syscall.SIGKILL:
 		d.Reason = "killed by SIGKILL, not by loadgen: the kernel's OOM killer or a cgroup's memory limit"
-		if n := oomKills(); n > w.oomKill {
+		if n := procfs.OOMKills(); n > w.oomKill {
 			d.Reason = "killed by the kernel's OOM killer (SIGKILL; /proc/vmstat oom_kill rose)"
 		}
 	case w.stderr != nil && w.stderr.seen():
@@ -243,37 +245,6 @@ func (w *childWatch) verdict(waitErr error) *didNotFit {
 		d.Text = fitText(d.LimitBytes) + " (the machine's memory)"
 	}
 	return d
-}
-
-// procRSS is a process's resident set in bytes (/proc/<pid>/statm; 0 if
-// unknown).
-func procRSS(pid int) uint64 {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/statm")
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 2 {
-		return 0
-	}
-	pages, _ := strconv.ParseUint(f[1], 10, 64)
-	return pages * uint64(os.Getpagesize())
-}
-
-// oomKills is the kernel's count of OOM kills (/proc/vmstat oom_kill; 0 if
-// unknown).
-func oomKills() uint64 {
-	b, err := os.ReadFile("/proc/vmstat")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "oom_kill "); ok {
-			n, _ := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
-			return n
-		}
-	}
-	return 0
 }
 
 // oomMarker is how the Go runtime says it could not get memory.

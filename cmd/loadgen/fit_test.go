@@ -9,6 +9,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/plot"
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/procfs"
 )
 
 // TestChildMemLimitFlag: --child-mem-limit reads binary sizes and 0, says
@@ -238,7 +241,7 @@ func TestScaleChartsEndWhereItDidNotFit(t *testing.T) {
 		{Pods: 100000, Figures: []figure{fig(100000, map[string]float64{implOurs: 12800})}, DidNotFit: r.unfitAt(100000)},
 	}
 	r.Figures = r.Scale[2].Figures
-	var c *chart
+	var c *plot.Chart
 	charts := r.charts()
 	for i := range charts {
 		if charts[i].ID == "scale_heap_bytes_per_object" {
@@ -276,9 +279,9 @@ func TestChildWatchVerdicts(t *testing.T) {
 	}
 	// Above the limit (1 byte: the first sample).
 	cmd := start("sleep", "30")
-	w := watchChild(cmd, 1, nil, oomKills())
+	w := watchChild(cmd, 1, nil, procfs.OOMKills())
 	deadline := time.Now().Add(10 * time.Second)
-	for procRSS(cmd.Process.Pid) > 0 && time.Now().Before(deadline) {
+	for procfs.RSS(cmd.Process.Pid) > 0 && time.Now().Before(deadline) {
 		w.mu.Lock()
 		killed := w.killed
 		w.mu.Unlock()
@@ -294,7 +297,7 @@ func TestChildWatchVerdicts(t *testing.T) {
 	}
 	// SIGKILL from elsewhere, no limit: the machine's memory.
 	cmd = start("sleep", "30")
-	w = watchChild(cmd, 0, &oomScanner{w: io.Discard}, oomKills())
+	w = watchChild(cmd, 0, &oomScanner{w: io.Discard}, procfs.OOMKills())
 	_ = cmd.Process.Signal(syscall.SIGKILL)
 	w.stop()
 	d = w.verdict(cmd.Wait())
@@ -303,7 +306,7 @@ func TestChildWatchVerdicts(t *testing.T) {
 	}
 	// A failure that is no memory's: it fitted.
 	cmd = start("sh", "-c", "exit 3")
-	w = watchChild(cmd, 1<<30, &oomScanner{w: io.Discard}, oomKills())
+	w = watchChild(cmd, 1<<30, &oomScanner{w: io.Discard}, procfs.OOMKills())
 	w.stop()
 	if d := w.verdict(cmd.Wait()); d != nil {
 		t.Errorf("exit 3: %+v, want it to have fitted", d)

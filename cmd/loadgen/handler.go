@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/latency"
 )
 
 // handler is the informer scenario's event handler. It measures delivery
@@ -24,7 +26,7 @@ import (
 // once); its fields are safe for concurrent use.
 type handler struct {
 	iters   int64 // burn iterations per call
-	lat     histogram
+	lat     latency.Histogram
 	deletes timeLog       // delete notifications, joined with the writer's stamps at the end
 	calls   atomic.Uint64 // every handler call
 	initial atomic.Uint64 // initial-list adds
@@ -49,7 +51,7 @@ func (h *handler) set(key, rv string) { h.rv.update(key, func(string, bool) stri
 // stampLatency records now − the object's emission stamp, if it has one.
 func (h *handler) stampLatency(o metav1.Object, now time.Time) {
 	if s, ok := emissionOf(o); ok {
-		h.lat.record(now.Sub(time.Unix(0, s)))
+		h.lat.Record(now.Sub(time.Unix(0, s)))
 	}
 }
 

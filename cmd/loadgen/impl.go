@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/latency"
 	"github.com/shardinformer/shardinformer/compact"
 	"github.com/shardinformer/shardinformer/pipeline"
 	"github.com/shardinformer/shardinformer/promadapter"
@@ -482,11 +483,11 @@ func (c *client) observed() (minimum uint64, perHandler []uint64) {
 
 // latencies returns the histograms of delivery (informer) or reconcile
 // (controller) latency.
-func (c *client) latencies() []*histogram {
+func (c *client) latencies() []*latency.Histogram {
 	if c.ctl != nil {
-		return []*histogram{&c.ctl.latency}
+		return []*latency.Histogram{&c.ctl.latency}
 	}
-	hs := make([]*histogram, 0, len(c.handlers))
+	hs := make([]*latency.Histogram, 0, len(c.handlers))
 	for _, h := range c.handlers {
 		hs = append(hs, &h.lat)
 	}

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
 	"net/http"
 	"os"
 	"os/exec"
@@ -25,6 +24,9 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/latency"
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/plot"
 )
 
 // TestMain lets the test binary stand in for loadgen's child processes: the
@@ -569,7 +571,7 @@ func TestHTMLInBrowser(t *testing.T) {
 	}
 }
 
-func checkRoundTicks(t *testing.T, id string, a axis) {
+func checkRoundTicks(t *testing.T, id string, a plot.Axis) {
 	t.Helper()
 	if len(a.Ticks) < 2 || len(a.Labels) != len(a.Ticks) || a.Ticks[0] < a.Min*(1-1e-9)-1e-12 || a.Ticks[len(a.Ticks)-1] > a.Max*(1+1e-9)+1e-12 {
 		t.Errorf("chart %s: axis %q ticks %v labels %v in [%v, %v]", id, a.Label, a.Ticks, a.Labels, a.Min, a.Max)
@@ -880,7 +882,7 @@ func TestAxesAreRound(t *testing.T) {
 		lo, hi float64
 	}{{"s", 0, 1.7}, {"s", 0, 0.0123}, {"count", 0, 100000}, {"count", 0, 2017}, {"bytes", 0, 2.3 * (1 << 30)},
 		{"bytes", 0, 44 << 20}, {"per_s", 0, 2608}, {"s", 3.2, 97.5}} {
-		a := linearAxis(axis{Unit: tc.unit, Label: tc.unit}, tc.lo, tc.hi)
+		a := plot.LinearAxis(plot.Axis{Unit: tc.unit, Label: tc.unit}, tc.lo, tc.hi)
 		a.Labels = nil
 		for _, v := range a.Ticks {
 			a.Labels = append(a.Labels, tickLabel(tc.unit, v))
@@ -890,7 +892,7 @@ func TestAxesAreRound(t *testing.T) {
 			t.Errorf("%v: %d ticks %v over [%v, %v]", tc, n, a.Labels, a.Min, a.Max)
 		}
 	}
-	l := logAxis(axis{Unit: "s"}, 0.03, 0.9)
+	l := plot.LogAxis(plot.Axis{Unit: "s"}, 0.03, 0.9)
 	if !slices.Equal(l.Ticks, []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1}) || l.Max != 1 {
 		t.Errorf("log axis ticks %v max %v", l.Ticks, l.Max)
 	}
@@ -971,56 +973,6 @@ func TestCompareRuns(t *testing.T) {
 	}
 }
 
-func TestHistogramQuantiles(t *testing.T) {
-	var h histogram
-	rng := rand.New(rand.NewPCG(1, 2))
-	var vals []time.Duration
-	for range 20000 {
-		v := time.Duration(rng.ExpFloat64() * float64(time.Millisecond))
-		vals = append(vals, v)
-		h.record(v)
-	}
-	slices.Sort(vals)
-	s := merge(&h)
-	for _, q := range []float64{.5, .9, .99, .999} {
-		exact := vals[int(q*float64(len(vals)))-1]
-		got := s.quantile(q)
-		if d := float64(got-exact) / float64(exact); d > 1./64 || d < -1./64 {
-			t.Errorf("q%v = %v, exact %v (%.1f%% off)", q, got, exact, 100*d)
-		}
-	}
-	if s.max != int64(vals[len(vals)-1]) || s.n != 20000 {
-		t.Errorf("max %v n %d", time.Duration(s.max), s.n)
-	}
-	// A window: what was recorded after a snapshot, with the same quantiles
-	// as a histogram of that part alone (max unknown: bucket midpoints).
-	var alone histogram
-	for range 1000 {
-		v := time.Duration(100+rng.IntN(900)) * time.Millisecond
-		h.record(v)
-		alone.record(v)
-	}
-	w, want := merge(&h).since(s), merge(&alone)
-	if w.n != 1000 || w.sum != want.sum || !slices.Equal(w.counts, want.counts) {
-		t.Fatalf("window: n %d sum %d, want 1000 and %d, counts differ %v", w.n, w.sum, want.sum, !slices.Equal(w.counts, want.counts))
-	}
-	want.max = math.MaxInt64
-	for _, q := range []float64{.5, .99} {
-		if got, exp := w.quantile(q), want.quantile(q); got != exp {
-			t.Errorf("window q%v = %v, want %v", q, got, exp)
-		}
-	}
-	if first := merge(&alone).since(snapshot{}); first.n != 1000 {
-		t.Errorf("window since the zero snapshot: n %d, want 1000", first.n)
-	}
-	for b := range bucketOf(math.MaxUint64) + 1 { // bounds and bucketOf agree, up to the last
-		lo, hi := bucketBounds(b)
-		if bucketOf(lo) != b || bucketOf(hi) != b || (b > 0 && bucketOf(lo-1) != b-1) {
-			t.Fatalf("bucket %d: [%d, %d] maps to %d, %d", b, lo, hi, bucketOf(lo), bucketOf(hi))
-		}
-	}
-}
-
 func stampedPod(rv string, stamp int64, deleting bool) *corev1.Pod {
 	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", ResourceVersion: rv,
 		Annotations: map[string]string{annEmitted: fmt.Sprint(stamp)}}}
@@ -1044,11 +996,11 @@ func TestHandlerSkipsMarkForDeletion(t *testing.T) {
 	if got := h.observed.Load(); got != 3 {
 		t.Errorf("observed %d churn events, want 3 (update, update while terminating, delete)", got)
 	}
-	if got := h.lat.n.Load(); got != 2 {
+	if got := latency.Merge(&h.lat).N; got != 2 {
 		t.Errorf("timed %d events before the join, want 2 (the updates other than the marking)", got)
 	}
 	h.deletes.join(map[string]int64{"ns/p": now}, &h.lat)
-	if got := h.lat.n.Load(); got != 3 {
+	if got := latency.Merge(&h.lat).N; got != 3 {
 		t.Errorf("timed %d events after the join, want 3", got)
 	}
 }

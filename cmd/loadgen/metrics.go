@@ -193,13 +193,22 @@ func churnAllocsSnapshot(sp spec, name string) error {
 		return nil
 	}
 	runtime.GC()
-	f, err := os.Create(filepath.Join(sp.ProfileDir, name+".pprof"))
-	if err != nil {
+	if err := writeProfile("allocs", filepath.Join(sp.ProfileDir, name+".pprof")); err != nil {
 		return fmt.Errorf("--profile allocs: %w", err)
 	}
-	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+	return nil
+}
+
+// writeProfile writes the runtime's profile called kind (allocs, heap) into
+// a new file at path.
+func writeProfile(kind, path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup(kind).WriteTo(f, 0); err != nil {
 		f.Close()
-		return fmt.Errorf("--profile allocs: %w", err)
+		return err
 	}
 	return f.Close()
 }

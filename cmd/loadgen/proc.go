@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/procfs"
 )
 
 // cpuTime returns the process's user+system CPU time.
@@ -70,7 +72,7 @@ func (c cpuSplit) sub(d cpuSplit) cpuSplit {
 func (c cpuSplit) gcCPU() time.Duration { return max(0, min(c.gc, c.cpu)) }
 
 // rss returns the resident set size in bytes (Linux; 0 elsewhere).
-func rss() uint64 { return procRSS(os.Getpid()) }
+func rss() uint64 { return procfs.RSS(os.Getpid()) }
 
 // heapObjects returns the bytes of live and not-yet-swept heap objects, read
 // without stopping the world.

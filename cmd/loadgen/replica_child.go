@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/watchlist"
 
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/latency"
 	"github.com/shardinformer/shardinformer/compact"
 	"github.com/shardinformer/shardinformer/pipeline"
 	"github.com/shardinformer/shardinformer/replicas"
@@ -494,7 +495,7 @@ func serveReplica(ctx context.Context, sp spec, cmds <-chan command, emit func(m
 	ctl := rp.ctl
 	ctl.deleteRec.join(fin.Deletes, &ctl.latency)
 	f := &replicaFigures{Objects: rp.informers.objects(), ViewKeys: len(st.View), ActiveSlots: rp.h.activeSlots(),
-		Reconciles: ctl.reconciles.Load(), ChurnReconciles: ctl.changes.Load(), Latency: latencyReport(merge(&ctl.latency)),
+		Reconciles: ctl.reconciles.Load(), ChurnReconciles: ctl.changes.Load(), Latency: latencyReport(latency.Merge(&ctl.latency)),
 		DecodedObjects: rp.objects.Load(), DecodedBytes: rp.bytes.Load(), Fallbacks: rp.fallbacks.Load(),
 		DroppedObjects: rp.droppped.Load(), CPUSeconds: (cpuEnd - cpu0).Seconds()}
 	f.PeakHeapBytes, f.PeakRSSBytes = pk.get()

@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/plot"
 )
 
 // replicasReport is the replicas scenario's section of the report.
@@ -266,16 +268,16 @@ func (rr *replicasReport) headline(pods int) string {
 
 // charts draws reconciles/s, memory and decoding per replica against the
 // replica count.
-func (rr *replicasReport) charts() []chart {
+func (rr *replicasReport) charts() []plot.Chart {
 	if len(rr.Rows) == 0 {
 		return nil
 	}
-	x := axis{Label: "replicas", Unit: "count"}
-	rate := chart{ID: "replicas_reconciles", Title: "Reconciles/s by replica count (median)", X: x, Y: axis{Label: "reconciles per second", Unit: "per_s"},
+	x := plot.Axis{Label: "replicas", Unit: "count"}
+	rate := plot.Chart{ID: "replicas_reconciles", Title: "Reconciles/s by replica count (median)", X: x, Y: plot.Axis{Label: "reconciles per second", Unit: "per_s"},
 		Note: "The replicas share the machine's cores: the aggregate cannot grow linearly with N."}
-	mem := chart{ID: "replicas_memory", Title: "Memory per replica by replica count (median)", X: x, Y: axis{Label: "bytes per replica", Unit: "bytes"},
+	mem := plot.Chart{ID: "replicas_memory", Title: "Memory per replica by replica count (median)", X: x, Y: plot.Axis{Label: "bytes per replica", Unit: "bytes"},
 		Note: "Ideal: the first count's mean retained heap scaled by its count over N. The largest replica is above the mean when N does not divide the slot count."}
-	dec := chart{ID: "replicas_decoded", Title: "Share decoded per replica by replica count (median)", X: x, Y: axis{Label: "% of the stream", Unit: "percent"},
+	dec := plot.Chart{ID: "replicas_decoded", Title: "Share decoded per replica by replica count (median)", X: x, Y: plot.Axis{Label: "% of the stream", Unit: "percent"},
 		Note: "Churn events decoded by a replica / churn events written; objects decoded to converge / pods. Ideal: 100/N with server-side filtering."}
 	for _, filters := range []bool{true, false} {
 		suffix, colour := "", implOurs
@@ -307,22 +309,22 @@ func (rr *replicasReport) charts() []chart {
 			continue
 		}
 		rate.Series = append(rate.Series,
-			chartSeries{Name: "all replicas, to converge" + suffix, Impl: colour, Points: agg},
-			chartSeries{Name: "all replicas, churn" + suffix, Impl: colour, Points: aggChurn},
-			chartSeries{Name: "per replica, to converge" + suffix, Impl: "churn", Points: each})
+			plot.Series{Name: "all replicas, to converge" + suffix, Impl: colour, Points: agg},
+			plot.Series{Name: "all replicas, churn" + suffix, Impl: colour, Points: aggChurn},
+			plot.Series{Name: "per replica, to converge" + suffix, Impl: "churn", Points: each})
 		mem.Series = append(mem.Series,
-			chartSeries{Name: "retained heap, mean (total/N)" + suffix, Impl: colour, Points: heap},
-			chartSeries{Name: "retained heap, largest replica" + suffix, Impl: colour, Points: largest},
-			chartSeries{Name: "peak RSS, largest replica" + suffix, Impl: colour, Points: rss},
-			chartSeries{Name: "ideal 1/N of one replica's heap" + suffix, Impl: "churn", Points: ideal})
+			plot.Series{Name: "retained heap, mean (total/N)" + suffix, Impl: colour, Points: heap},
+			plot.Series{Name: "retained heap, largest replica" + suffix, Impl: colour, Points: largest},
+			plot.Series{Name: "peak RSS, largest replica" + suffix, Impl: colour, Points: rss},
+			plot.Series{Name: "ideal 1/N of one replica's heap" + suffix, Impl: "churn", Points: ideal})
 		dec.Series = append(dec.Series,
-			chartSeries{Name: "churn events" + suffix, Impl: colour, Points: share},
-			chartSeries{Name: "objects to converge" + suffix, Impl: colour, Points: syncShare})
+			plot.Series{Name: "churn events" + suffix, Impl: colour, Points: share},
+			plot.Series{Name: "objects to converge" + suffix, Impl: colour, Points: syncShare})
 		if filters {
-			dec.Series = append(dec.Series, chartSeries{Name: "ideal 100/N", Impl: "churn", Points: idealShare})
+			dec.Series = append(dec.Series, plot.Series{Name: "ideal 100/N", Impl: "churn", Points: idealShare})
 		}
 	}
-	out := []chart{lineChart(rate), lineChart(mem), lineChart(dec)}
+	out := []plot.Chart{plot.Line(rate), plot.Line(mem), plot.Line(dec)}
 	for i := range out {
 		out[i].X = countAxis(out[i].X, rr.Group.Counts[len(rr.Group.Counts)-1])
 		finishChart(&out[i])
@@ -331,7 +333,7 @@ func (rr *replicasReport) charts() []chart {
 }
 
 // countAxis ticks a replica-count axis at whole counts from 0 to n.
-func countAxis(a axis, n int) axis {
+func countAxis(a plot.Axis, n int) plot.Axis {
 	step := 1
 	for n/step > 8 {
 		step *= 2

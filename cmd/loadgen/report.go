@@ -10,6 +10,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/plot"
 )
 
 // reportSchemaVersion is the version of report.json's layout; the layout is
@@ -52,7 +54,7 @@ type report struct {
 	// size (runs.go).
 	Runs   *runComparison `json:"runs,omitempty"`
 	Server serverCost     `json:"server"`
-	Charts []chart        `json:"charts"`
+	Charts []plot.Chart   `json:"charts"`
 	Trials []trialReport  `json:"trials"`
 	// Replicas is the replicas scenario's section (its only results).
 	Replicas *replicasReport `json:"replicas,omitempty"`
@@ -236,7 +238,7 @@ type churnReport struct {
 
 func newReport(c config, md metadata) *report {
 	r := &report{SchemaVersion: reportSchemaVersion, Scenario: c.scenario, StartedAt: time.Now(), Metadata: md,
-		Figures: []figure{}, Charts: []chart{}, Trials: []trialReport{}}
+		Figures: []figure{}, Charts: []plot.Chart{}, Trials: []trialReport{}}
 	target := "apisim"
 	if c.kubeconfig != "" {
 		target = "cluster"

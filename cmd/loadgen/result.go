@@ -2,6 +2,8 @@ package main
 
 import (
 	"time"
+
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/latency"
 )
 
 // CPU scopes of an implementation's CPU figure.
@@ -182,15 +184,12 @@ type bucketRep struct {
 	Count uint64  `json:"count"`
 }
 
-func latencyReport(s snapshot) latencyRep {
-	r := latencyRep{Count: s.n, Mean: s.mean().Seconds(), P50: s.quantile(.5).Seconds(), P90: s.quantile(.9).Seconds(),
-		P99: s.quantile(.99).Seconds(), P999: s.quantile(.999).Seconds(), Max: time.Duration(s.max).Seconds(),
+func latencyReport(s latency.Snapshot) latencyRep {
+	r := latencyRep{Count: s.N, Mean: s.Mean().Seconds(), P50: s.Quantile(.5).Seconds(), P90: s.Quantile(.9).Seconds(),
+		P99: s.Quantile(.99).Seconds(), P999: s.Quantile(.999).Seconds(), Max: time.Duration(s.Max).Seconds(),
 		Buckets: []bucketRep{}}
-	for b, c := range s.counts {
-		if c > 0 {
-			_, hi := bucketBounds(b)
-			r.Buckets = append(r.Buckets, bucketRep{Le: float64(hi+1) / 1e9, Count: c})
-		}
+	for le, c := range s.Buckets() {
+		r.Buckets = append(r.Buckets, bucketRep{Le: float64(le) / 1e9, Count: c})
 	}
 	return r
 }
@@ -210,8 +209,8 @@ func (c *client) result(chk checkResult, churnStart, churnEnd time.Time, deletes
 	if ctl := c.ctl; ctl != nil {
 		ctl.deleteRec.join(deletes, &ctl.latency)
 		ctl.deletes.join(deletes, &ctl.freshness)
-		r.Latency = latencyReport(merge(c.latencies()...))
-		fr := latencyReport(merge(&ctl.freshness))
+		r.Latency = latencyReport(latency.Merge(c.latencies()...))
+		fr := latencyReport(latency.Merge(&ctl.freshness))
 		r.Freshness = &fr
 		r.Reconciles, r.ChurnReconciles = ctl.reconciles.Load(), ctl.changes.Load()
 		r.StatusPatches, r.StatusPatchErrors = ctl.patches.Load(), ctl.patchErrors.Load()
@@ -224,7 +223,7 @@ func (c *client) result(chk checkResult, churnStart, churnEnd time.Time, deletes
 			h.deletes.join(deletes, &h.lat)
 			last = max(last, h.last.Load())
 		}
-		r.Latency = latencyReport(merge(c.latencies()...))
+		r.Latency = latencyReport(latency.Merge(c.latencies()...))
 		r.Deliveries = c.calls() - uint64(c.sp.Pods)*uint64(len(c.handlers))
 		if span := time.Unix(0, last).Sub(churnStart).Seconds(); last > 0 && span > 0 {
 			r.EventsPerSecond = float64(r.EventsObserved) / span

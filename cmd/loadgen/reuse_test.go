@@ -12,9 +12,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/procfs"
 )
 
 // kubeconfigFile writes a syntactically valid kubeconfig (parseFlags only
@@ -118,21 +119,9 @@ func TestParseFlagsServerPIDs(t *testing.T) {
 	}
 }
 
-func TestParseProcStat(t *testing.T) {
-	// Fields 14 and 15 are utime and stime in clock ticks; the command
-	// name may contain spaces and parentheses.
-	line := "4242 (kube apiserver) (x)) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 75 0 0 20 0 30 0 1000 0 0\n"
-	d, err := parseProcStat(line)
-	if err != nil || d != 3250*time.Millisecond {
-		t.Errorf("parseProcStat = %v, %v; want 3.25s (325 ticks)", d, err)
-	}
-	for _, bad := range []string{"", "4242 kube-apiserver S 1", "4242 (a) S 1 2 3", "4242 (a) S 1 4242 4242 0 -1 4194560 100 0 0 0 x 75 0"} {
-		if _, err := parseProcStat(bad); err == nil {
-			t.Errorf("parseProcStat(%q): no error", bad)
-		}
-	}
+func TestServersCPU(t *testing.T) {
 	// This process's own reading is a CPU time that does not go backwards.
-	a, err := procCPU(os.Getpid())
+	a, err := procfs.CPU(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/plot"
 	"github.com/shardinformer/shardinformer/faults"
 	"github.com/shardinformer/shardinformer/wire"
 )
@@ -211,14 +214,24 @@ type soakSampler struct {
 	once         sync.Once
 }
 
-func startSoakSampler(c *client, every time.Duration, emit func(message)) *soakSampler {
+// heapDir, when not empty (--profile heap), receives a heap profile taken
+// after each sample's forced GC, soak-heap-<seconds since ready>s.pprof, so
+// that two points of the process can be diffed (go tool pprof -diff_base).
+func startSoakSampler(c *client, every time.Duration, heapDir string, emit func(message)) *soakSampler {
 	s := &soakSampler{quit: make(chan struct{}), exited: make(chan struct{})}
 	go func() { // the client's soak sampler goroutine; stop waits for it
 		defer close(s.exited)
 		tick := time.NewTicker(every)
 		defer tick.Stop()
+		start := time.Now()
 		for {
 			p := c.soakSample()
+			if heapDir != "" {
+				name := filepath.Join(heapDir, fmt.Sprintf("soak-heap-%05ds.pprof", int(time.Since(start).Seconds())))
+				if err := writeProfile("heap", name); err != nil { // a missing profile does not stop the soak
+					fmt.Fprintf(os.Stderr, "loadgen: --profile heap: %v\n", err)
+				}
+			}
 			emit(message{Type: msgSoak, Soak: &p})
 			select {
 			case <-s.quit:
@@ -466,11 +479,11 @@ func (r *report) soakSection(sc soakConfig) *soakReport {
 // soakCharts draws every sampled series over time, one chart per series,
 // each implementation's samples with its fitted line (dashed) over the
 // fitted span.
-func (r *report) soakCharts() []chart {
-	var out []chart
+func (r *report) soakCharts() []plot.Chart {
+	var out []plot.Chart
 	for _, d := range soakSeries {
-		c := chart{ID: "soak_" + d.key, Title: "Soak: " + d.label,
-			X: axis{Label: "seconds since the trial started", Unit: "s"}, Y: axis{Label: d.label, Unit: d.unit}}
+		c := plot.Chart{ID: "soak_" + d.key, Title: "Soak: " + d.label,
+			X: plot.Axis{Label: "seconds since the trial started", Unit: "s"}, Y: plot.Axis{Label: d.label, Unit: d.unit}}
 		for _, t := range r.Trials {
 			for _, res := range t.Results {
 				if res.Soak == nil {
@@ -485,10 +498,10 @@ func (r *report) soakCharts() []chart {
 				if len(pts) == 0 {
 					continue
 				}
-				c.Series = append(c.Series, chartSeries{Name: res.Impl, Impl: res.Impl, Points: pts})
+				c.Series = append(c.Series, plot.Series{Name: res.Impl, Impl: res.Impl, Points: pts})
 				if f, ok := res.Soak.fit(d.key); ok && f.N >= 2 {
 					line := [][2]float64{{res.Soak.From, f.Intercept + f.Slope*res.Soak.From}, {res.Soak.To, f.Intercept + f.Slope*res.Soak.To}}
-					c.Series = append(c.Series, chartSeries{Name: fmt.Sprintf("%s fit %+.2f%%/h", res.Impl, f.SlopePct), Impl: res.Impl, Points: line})
+					c.Series = append(c.Series, plot.Series{Name: fmt.Sprintf("%s fit %+.2f%%/h", res.Impl, f.SlopePct), Impl: res.Impl, Points: line})
 				}
 			}
 		}
@@ -498,7 +511,7 @@ func (r *report) soakCharts() []chart {
 		if d.gate {
 			c.Note = fmt.Sprintf("Gated: the fitted slope (dashed, after the warm-up) must be within ±%g%% of the mean per hour.", r.Soak.MaxSlopePctPerHour)
 		}
-		c = lineChart(c)
+		c = plot.Line(c)
 		finishChart(&c)
 		out = append(out, c)
 	}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/plot"
 )
 
 // TestFitLine: the least-squares fit finds an exact line, reports no
@@ -186,7 +188,7 @@ func soakShortArgs(dir string) []string {
 	return []string{"--scenario", "soak", "--pods", pods, "--namespaces", "20", "--churn-rate", rate,
 		"--soak", "60s", "--soak-sample-every", "2s", "--soak-warmup", "20s", "--soak-max-slope", slope,
 		"--faults", "cut=0.05:every=10s,stall=0.02:500ms:every=20s,500=0.02:every=20s,429=0.02:1s:every=20s,410=0.01:every=30s,seed=7",
-		"--out-dir", dir, "--progress", "0"}
+		"--out-dir", dir, "--progress", "0", "--profile", "heap"}
 }
 
 // TestSoakShort is the soak's short form (soakShortArgs), run by make
@@ -224,6 +226,13 @@ func TestSoakShort(t *testing.T) {
 				if f, ok := s.fit(key); !ok || f.N < 5 {
 					t.Errorf("%s: %s fit %+v", r.Impl, key, f)
 				}
+			}
+			// --profile heap: a heap profile for every sample at least
+			// (the last may be written and its sample not received).
+			if profs, _ := filepath.Glob(filepath.Join(r.ProfileDir, "soak-heap-*s.pprof")); len(profs) < len(s.Samples) {
+				t.Errorf("%s: %d soak heap profiles in %q for %d samples", r.Impl, len(profs), r.ProfileDir, len(s.Samples))
+			} else if b, err := os.ReadFile(profs[0]); err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+				t.Errorf("%s: %s is not a gzipped profile (%v)", r.Impl, profs[0], err)
 			}
 			if r.Impl == implOurs {
 				for _, key := range structures {
@@ -284,7 +293,7 @@ func TestHTMLFaults(t *testing.T) {
 			Results: []implResult{r}})
 	}
 	rep.finish()
-	rep.Charts = []chart{} // the synthetic trials' charts are not this test's
+	rep.Charts = []plot.Chart{} // the synthetic trials' charts are not this test's
 	b, err := renderHTML(rep)
 	if err != nil {
 		t.Fatal(err)
