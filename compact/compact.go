@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"weak"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -21,6 +22,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/shardinformer/shardinformer/internal/delta"
+	"github.com/shardinformer/shardinformer/wire"
 )
 
 // Config configures a Codec.
@@ -359,6 +361,8 @@ type protoMessage interface {
 
 type protoFormat struct{ typ reflect.Type }
 
+var podType = reflect.TypeFor[corev1.Pod]()
+
 func (protoFormat) typed() bool { return true }
 
 func (protoFormat) append(dst []byte, obj kruntime.Object) ([]byte, error) {
@@ -372,6 +376,13 @@ func (protoFormat) append(dst []byte, obj kruntime.Object) ([]byte, error) {
 }
 
 func (f protoFormat) decode(data []byte) (kruntime.Object, error) {
+	if f.typ == podType { // each read of a pod decodes one: with exact-size slices
+		p := &corev1.Pod{}
+		if err := wire.UnmarshalPod(p, data); err != nil {
+			return nil, err
+		}
+		return p, nil
+	}
 	obj := reflect.New(f.typ).Interface()
 	if err := obj.(protoMessage).Unmarshal(data); err != nil {
 		return nil, err

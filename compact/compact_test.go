@@ -356,6 +356,45 @@ func TestDecodedBounded(t *testing.T) {
 	}
 }
 
+// TestPodsDecodedExactSize: pods are decoded with wire's decoder, whose
+// slices are allocated at their final size (the generated unmarshaler's
+// grow by doubling: the decoded garbage of every read of a pod).
+func TestPodsDecodedExactSize(t *testing.T) {
+	spare := func(p *corev1.Pod) (n int) {
+		n += cap(p.Spec.Containers) - len(p.Spec.Containers) + cap(p.Spec.Volumes) - len(p.Spec.Volumes)
+		for _, ct := range p.Spec.Containers {
+			n += cap(ct.Env) - len(ct.Env) + cap(ct.VolumeMounts) - len(ct.VolumeMounts) + cap(ct.Args) - len(ct.Args)
+		}
+		return n
+	}
+	c := mustNew(t, &corev1.Pod{}, Config{Decoded: 1})
+	generated := 0
+	for i := range 50 {
+		p := apisim.NewPod("ns", fmt.Sprintf("p-%d", i), int64(i), apisim.PodOptions{ManagedFields: true})
+		b, _ := p.Marshal()
+		var plain corev1.Pod
+		if err := plain.Unmarshal(b); err != nil {
+			t.Fatal(err)
+		}
+		generated += spare(&plain)
+		o, _ := c.Encode(p)
+		c.cache.parts = [decodedShards]decodedPart{} // forget p: decode it
+		got, err := c.Decode(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got == p || !apiequality.Semantic.DeepEqual(got, p) {
+			t.Fatalf("pod %d: decoded %p, encoded %p, equal %v", i, got, p, apiequality.Semantic.DeepEqual(got, p))
+		}
+		if n := spare(got.(*corev1.Pod)); n != 0 {
+			t.Fatalf("pod %d decoded with %d unused slice elements", i, n)
+		}
+	}
+	if generated == 0 {
+		t.Fatal("the generated unmarshaler left no spare capacity: the test shows nothing")
+	}
+}
+
 // TestCorrupt: an Object whose bytes are damaged does not decode: an error
 // naming its key, never a panic.
 func TestCorrupt(t *testing.T) {

@@ -14,8 +14,8 @@
 // bytes) instead of the ~70 objects of a decoded pod, and its bytes hold none (GC CPU per churn
 // event at 1M pods 0.30× the default stack's: bench/results/scale-1m.md). The price is paid on
 // reads: each object
-// a reader gets is decoded (a delta applied and the encoding decoded: tens of microseconds for a
-// pod), unless it is among the Config.Decoded objects decoded last, which the codec keeps and
+// a reader gets is decoded (a delta applied and the encoding decoded, a pod by wire.UnmarshalPod:
+// tens of microseconds), unless it is among the Config.Decoded objects decoded last, which the codec keeps and
 // shares between readers. GetByKey of a recent object is a map lookup; ByIndex of 1000 objects or
 // a List of the cache decode as many objects (compact.BenchmarkRead states the costs).
 //

@@ -253,8 +253,11 @@
 // command, args, probes, lifecycle and security contexts, volume sources,
 // tolerations, image pull secrets, the pod's security context, host IPs.
 // Volume mounts are not shared: the service account token's volume has a
-// random name per pod. Each decoder has its own cache of 4Ki parts,
-// two-way set-associative with a second chance for parts that were used.
+// random name per pod. Each decoder has its own cache of parts, two-way
+// set-associative with a second chance for parts that were used, that
+// grows from 1Ki to 64Ki slots while it turns over, so that it holds the
+// parts of every template in use and pods share them in whatever order
+// they arrive (a watch's creates as much as a list's namespaces).
 //
 // Protobuf pods are shared before they are decoded (shareproto.go): a
 // part's key is its bytes as they arrive — the run of its field's

@@ -21,12 +21,15 @@ import (
 type interner struct {
 	slots  [internSlots]string
 	used   [internSlots / 64]uint64 // bit i: slots[i] looked up since stored or since its second chance
-	shared [sharedSlots]sharedSlot  // see share.go
+	shared []sharedSlot             // see share.go: nil until a part is cached, then grown
 	key    []byte                   // scratch for sharing keys
 	plan   sharePlan                // scratch for sharing before decoding (shareproto.go)
 	reuse  reusePlan                // scratch for sharing with previous versions (versions.go)
 	clock  uint64                   // counts the values stored in shared
-	seen   [seenSlots]uint64        // hashes of parts seen once (share.go)
+	seen   []uint64                 // hashes of parts seen once (share.go): 2×len(shared)
+	// lookups and stores count the calls of lookup and store since shared
+	// last grew (share.go).
+	lookups, stores int
 	// sharing is the pod sharePod shares, for share's mutation check.
 	sharing *corev1.Pod
 }

@@ -8,7 +8,7 @@ package diet
 type Stats struct {
 	Interners       int // interners idle in the pool when counted (one busy decoding is not counted)
 	InternedStrings int // strings held by those interners (at most 8192 each)
-	SharedValues    int // shared values cached by those interners (at most 4096 each)
+	SharedValues    int // shared values cached by those interners (at most maxSharedSlots each)
 	Versions        int // entries of the versions table (0 without sharing)
 	VersionsDead    int // of those, entries whose pod was collected, left for their stripe's next sweep
 }
