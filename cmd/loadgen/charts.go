@@ -1,87 +1,24 @@
 package main
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"slices"
 	"strings"
 
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/plot"
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/report"
 )
 
-// medianRun returns impl's result at pods whose key figure is the median of
-// its runs, and the trial it belongs to.
-func (r *report) medianRun(impl string, pods int) (*implResult, *trialReport) {
-	type run struct {
-		res *implResult
-		t   *trialReport
-	}
-	var runs []run
-	for i := range r.Trials {
-		t := &r.Trials[i]
-		if t.Pods != pods {
-			continue
-		}
-		for j := range t.Results {
-			if t.Results[j].Impl == impl {
-				runs = append(runs, run{&t.Results[j], t})
-			}
-		}
-	}
-	if len(runs) == 0 {
-		return nil, nil
-	}
-	slices.SortStableFunc(runs, func(a, b run) int { return cmp.Compare(a.res.ReadySeconds, b.res.ReadySeconds) })
-	m := runs[(len(runs)-1)/2]
-	return m.res, m.t
-}
-
-// rates resamples a cumulative count (points t, count) into a rate per
-// window of w seconds on [from, to): only whole windows with samples at
-// both ends, so the line does not fall to zero at a partial last window.
-func rates(pts [][2]float64, from, to, w float64) [][2]float64 {
-	if len(pts) < 2 {
-		return nil
-	}
-	at := func(t float64) float64 { // linear interpolation of the count at t
-		i, _ := slices.BinarySearchFunc(pts, t, func(p [2]float64, t float64) int { return cmp.Compare(p[0], t) })
-		switch {
-		case i == 0:
-			return pts[0][1]
-		case i >= len(pts):
-			return pts[len(pts)-1][1]
-		}
-		a, b := pts[i-1], pts[i]
-		if b[0] == a[0] {
-			return b[1]
-		}
-		return a[1] + (b[1]-a[1])*(t-a[0])/(b[0]-a[0])
-	}
-	to = math.Min(to, pts[len(pts)-1][0])
-	from = math.Max(from, pts[0][0])
-	var out [][2]float64
-	for t := from; t+w <= to+1e-9; t += w {
-		out = append(out, [2]float64{t + w - from, (at(t+w) - at(t)) / w})
-	}
-	return out
-}
-
-// windowFor returns the rate window for a span of s seconds: 1 s, shorter
-// for short spans (at least two sampling periods), longer beyond 200 s.
-func windowFor(s float64) float64 {
-	return math.Max(0.2, math.Min(math.Max(1, s/200), s/10))
-}
-
-// charts builds the report's charts.
-func (r *report) charts() []plot.Chart {
+// reportCharts builds the report's charts.
+func reportCharts(r *report.Report) []plot.Chart {
 	out := []plot.Chart{}
 	if len(r.Figures) == 0 {
 		return out
 	}
 	pods := r.Figures[0].Pods
 	ctl := sweptScenario(r.Scenario, r.Settings.Path) != scenarioInformer
-	size := fmtCount(pods) + " pods"
+	size := report.FmtCount(pods) + " pods"
 
 	// Initial sync, median run of each implementation.
 	sync := plot.Chart{ID: "sync", Title: "Initial sync (median run by time to ready), " + size,
@@ -98,7 +35,7 @@ func (r *report) charts() []plot.Chart {
 	heapT := plot.Chart{ID: "heap_timeline", Title: "Heap of the implementation's process over time (median run)",
 		X: plot.Axis{Label: "seconds since the informer started", Unit: "s"}, Y: plot.Axis{Label: "heap objects", Unit: "bytes"}}
 	for _, impl := range r.Settings.Impls {
-		res, t := r.medianRun(impl, pods)
+		res, t := r.MedianRun(impl, pods)
 		if res == nil {
 			continue
 		}
@@ -127,14 +64,14 @@ func (r *report) charts() []plot.Chart {
 		if ctl {
 			what = " reconciles/s"
 		}
-		w := windowFor(res.Timeline[len(res.Timeline)-1].T - t.ChurnStart)
+		w := report.WindowFor(res.Timeline[len(res.Timeline)-1].T - t.ChurnStart)
 		throughput.Series = append(throughput.Series, plot.Series{Name: impl + what, Impl: impl,
-			Points: rates(counts, t.ChurnStart, math.Inf(1), w)})
+			Points: report.Rates(counts, t.ChurnStart, math.Inf(1), w)})
 		var em [][2]float64
 		for _, e := range t.Emitted {
 			em = append(em, [2]float64{e.T, float64(e.Emitted)})
 		}
-		if ch := rates(em, t.ChurnStart, t.ChurnEnd, w); len(ch) > 0 && (impl == r.Settings.Impls[0] || t.Mode == modeProcess) {
+		if ch := report.Rates(em, t.ChurnStart, t.ChurnEnd, w); len(ch) > 0 && (impl == r.Settings.Impls[0] || t.Mode == modeProcess) {
 			throughput.Series = append(throughput.Series, plot.Series{Name: "churn writes/s (" + impl + "'s run)", Impl: "churn", Points: ch})
 		}
 		if res.CPUScope == cpuScopeProcess {
@@ -158,13 +95,13 @@ func (r *report) charts() []plot.Chart {
 	out = append(out, plot.Line(sync), plot.Line(throughput), plot.Line(latT))
 
 	// Latency distributions, every run merged.
-	cdf := func(id, title string, get func(*implResult) *latencyRep) {
+	cdf := func(id, title string, get func(*report.ImplResult) *report.Latency) {
 		c := plot.Chart{ID: id, Title: title + ", " + size + ", all runs", X: plot.Axis{Label: "seconds (log scale)", Unit: "s", Log: true},
 			Y: plot.Axis{Label: "% of changes at or below", Unit: "percent"}}
 		for _, impl := range r.Settings.Impls {
 			byLe := map[float64]uint64{}
 			var n uint64
-			for _, res := range r.results(impl, pods) {
+			for _, res := range r.Results(impl, pods) {
 				if l := get(res); l != nil {
 					for _, b := range l.Buckets {
 						byLe[b.Le] += b.Count
@@ -197,10 +134,10 @@ func (r *report) charts() []plot.Chart {
 		}
 	}
 	if ctl {
-		cdf("latency", "Reconcile start latency after a change (cumulative)", func(r *implResult) *latencyRep { return &r.Latency })
-		cdf("freshness", "Cache freshness: change → in the cache (cumulative)", func(r *implResult) *latencyRep { return r.Freshness })
+		cdf("latency", "Reconcile start latency after a change (cumulative)", func(r *report.ImplResult) *report.Latency { return &r.Latency })
+		cdf("freshness", "Cache freshness: change → in the cache (cumulative)", func(r *report.ImplResult) *report.Latency { return r.Freshness })
 	} else {
-		cdf("latency", "Delivery latency: change → handler (cumulative)", func(r *implResult) *latencyRep { return &r.Latency })
+		cdf("latency", "Delivery latency: change → handler (cumulative)", func(r *report.ImplResult) *report.Latency { return &r.Latency })
 	}
 
 	// Per-implementation resources: bars with min–max.
@@ -238,7 +175,7 @@ func (r *report) charts() []plot.Chart {
 				s := plot.Series{Name: impl, Impl: impl}
 				ran := 0
 				for _, p := range r.Scale {
-					i := slices.IndexFunc(p.Figures, func(f figure) bool { return f.Key == key })
+					i := slices.IndexFunc(p.Figures, func(f report.Figure) bool { return f.Key == key })
 					if i < 0 {
 						continue
 					}
@@ -264,57 +201,7 @@ func (r *report) charts() []plot.Chart {
 		}
 	}
 	for i := range out {
-		finishChart(&out[i])
+		report.FinishChart(&out[i])
 	}
 	return out
-}
-
-// finishChart drops empty series and labels the ticks.
-func finishChart(c *plot.Chart) {
-	c.Series = slices.DeleteFunc(c.Series, func(s plot.Series) bool { return len(s.Points) == 0 })
-	if c.Bars == nil {
-		c.Bars = []plot.Bar{}
-	}
-	for _, a := range []*plot.Axis{&c.X, &c.Y} {
-		a.Labels = []string{}
-		for _, t := range a.Ticks {
-			a.Labels = append(a.Labels, tickLabel(a.Unit, t))
-		}
-	}
-}
-
-// tickLabel formats a tick value in unit (the page has the same rules).
-func tickLabel(unit string, v float64) string {
-	switch unit {
-	case "percent":
-		return fmt.Sprintf("%g%%", v)
-	case "count":
-		return fmtCount(int(v))
-	case "per_s":
-		if v >= 1000 {
-			return fmt.Sprintf("%gk/s", v/1000)
-		}
-		return fmt.Sprintf("%g/s", v)
-	case "s":
-		switch {
-		case v == 0:
-			return "0"
-		case v < 1e-3:
-			return fmt.Sprintf("%gµs", math.Round(v*1e9)/1e3)
-		case v < 1:
-			return fmt.Sprintf("%gms", math.Round(v*1e6)/1e3)
-		}
-		return fmt.Sprintf("%gs", v)
-	case "bytes":
-		for _, u := range []struct {
-			n    float64
-			name string
-		}{{1 << 30, "GiB"}, {1 << 20, "MiB"}, {1 << 10, "KiB"}} {
-			if v >= u.n {
-				return fmt.Sprintf("%g %s", math.Round(v/u.n*100)/100, u.name)
-			}
-		}
-		return fmt.Sprintf("%g B", v)
-	}
-	return fmtValue(unit, v)
 }

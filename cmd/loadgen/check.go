@@ -2,26 +2,16 @@ package main
 
 import (
 	"fmt"
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/report"
 	"slices"
 )
-
-// checkResult compares an informer's cache and its handlers' views with the
-// server's final state.
-type checkResult struct {
-	Pass              bool     `json:"pass"`
-	ServerObjects     int      `json:"server_objects"`
-	CacheObjects      int      `json:"cache_objects"`
-	CacheMismatches   int      `json:"cache_mismatches"`   // keys missing, extra or at another resourceVersion
-	HandlerMismatches int      `json:"handler_mismatches"` // the same, summed over handlers or the reconciler's last reconciled versions
-	Details           []string `json:"details,omitempty"`  // the first few mismatches
-}
 
 const maxDetails = 5
 
 // check compares c's cache, and its handlers' or reconciler's views, with
 // want (key → resourceVersion).
-func check(c *client, want map[string]string) checkResult {
-	res := checkResult{ServerObjects: len(want)}
+func check(c *client, want map[string]string) report.Check {
+	res := report.Check{ServerObjects: len(want)}
 	note := func(format string, args ...any) {
 		if len(res.Details) < maxDetails {
 			res.Details = append(res.Details, fmt.Sprintf(format, args...))

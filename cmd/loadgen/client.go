@@ -18,6 +18,7 @@ import (
 
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/latency"
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/procfs"
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/report"
 )
 
 // childFlag, as the first argument, makes loadgen run one implementation
@@ -48,22 +49,22 @@ const (
 )
 
 type message struct {
-	Type   string       `json:"type"`
-	At     int64        `json:"at,omitempty"` // unix nanos
-	Sample *sample      `json:"sample,omitempty"`
-	Check  *checkResult `json:"check,omitempty"`
-	Result *implResult  `json:"result,omitempty"`
-	URL    string       `json:"url,omitempty"`
-	Error  string       `json:"error,omitempty"`
+	Type   string             `json:"type"`
+	At     int64              `json:"at,omitempty"` // unix nanos
+	Sample *sample            `json:"sample,omitempty"`
+	Check  *report.Check      `json:"check,omitempty"`
+	Result *report.ImplResult `json:"result,omitempty"`
+	URL    string             `json:"url,omitempty"`
+	Error  string             `json:"error,omitempty"`
 	// A replica's result (replicas scenario) comes in two messages: its
 	// final state for the checks, then its figures.
-	ReplicaState  *replicaState   `json:"replica_state,omitempty"`
-	ReplicaResult *replicaFigures `json:"replica_result,omitempty"`
+	ReplicaState  *replicaState          `json:"replica_state,omitempty"`
+	ReplicaResult *report.ReplicaFigures `json:"replica_result,omitempty"`
 	// DidNotFit: added by the parent to msgExit when the child did not fit
 	// (fit.go).
-	DidNotFit *didNotFit `json:"did_not_fit,omitempty"`
+	DidNotFit *report.DidNotFit `json:"did_not_fit,omitempty"`
 	// Soak: a soak sample (soak scenario).
-	Soak *soakPoint `json:"soak,omitempty"`
+	Soak *report.SoakPoint `json:"soak,omitempty"`
 }
 
 type command struct {
@@ -183,7 +184,7 @@ func serveClient(ctx context.Context, sp spec, reg prometheus.Registerer, cmds <
 	if sp.Readers > 0 {
 		nss := make([]string, sp.Namespaces)
 		for i := range nss {
-			nss[i] = namespaceName(sp.Endpoint, i, sp.Namespaces)
+			nss[i] = sp.Endpoint.Namespace(i, sp.Namespaces)
 		}
 		c.startReaders(ctx, sp.Readers, nss, sp.Seed)
 	}
@@ -201,7 +202,7 @@ func serveClient(ctx context.Context, sp spec, reg prometheus.Registerer, cmds <
 	// Catch up and check. The check reads the whole cache, so it runs once
 	// the cheap counters say the client is done, and the CPU, time, heap
 	// allocation and GC cycles of the check that passes are not counted.
-	var chk checkResult
+	var chk report.Check
 	deadline := time.Now().Add(sp.Quiesce)
 	c.awaitQuiet(ctx, end.Emitted, deadline)
 	// Caught up, unless the check below says otherwise: then it is when the
@@ -299,7 +300,7 @@ func (c *client) awaitQuiet(ctx context.Context, emitted uint64, deadline time.T
 // measureRetained stops the client and measures what it held: loadgen's
 // own per-key bookkeeping first, then the informer (with queue) as the live
 // heap it takes with it when dropped.
-func (c *client) measureRetained(res *implResult) {
+func (c *client) measureRetained(res *report.ImplResult) {
 	h0 := liveHeap()
 	for _, h := range c.handlers {
 		h.rv.release()
@@ -487,13 +488,13 @@ type side struct {
 	closeIn func()
 
 	samples          []sample
-	soak             []soakPoint // soak scenario
+	soak             []report.SoakPoint // soak scenario
 	synced, ready    int64
 	caughtUp, exited bool
-	check            *checkResult
-	result           *implResult
+	check            *report.Check
+	result           *report.ImplResult
 	metricsURL       string
-	didNotFit        *didNotFit // its process exited without fitting (fit.go)
+	didNotFit        *report.DidNotFit // its process exited without fitting (fit.go)
 }
 
 // sideMsg is a message from side i.

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/report"
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/target"
 	"github.com/shardinformer/shardinformer/faults"
 	"github.com/shardinformer/shardinformer/pipeline"
 )
@@ -48,7 +50,7 @@ type config struct {
 	churnRate     float64 // events/s; 0 = as fast as possible
 	churnDuration time.Duration
 	churnEvents   int
-	mix           mix
+	mix           target.Mix
 	// informer scenario
 	handlers       int
 	handlerWork    time.Duration
@@ -72,7 +74,7 @@ type config struct {
 	watchList     string // "on", "off" or "default"
 	managedFields bool
 	kubeconfig    string
-	reusePods     bool  // cluster: keep one populated namespace set across trials (reuse.go)
+	reusePods     bool  // cluster: keep one populated namespace set across trials (target.Config.ReusePods)
 	serverPIDs    []int // local API server processes whose CPU the report gives (apiserver.go)
 	outDir        string
 	out           string
@@ -94,28 +96,23 @@ type config struct {
 	afterCheck func()           // called after the check, informers still running (side by side)
 }
 
-// mix is the relative weight of creates, updates and deletes in the churn.
-type mix struct{ create, update, delete int }
-
-func (m mix) String() string { return fmt.Sprintf("%d:%d:%d", m.create, m.update, m.delete) }
-
-func parseMix(s string) (mix, error) {
+func parseMix(s string) (target.Mix, error) {
 	parts := strings.Split(s, ":")
 	if len(parts) != 3 {
-		return mix{}, fmt.Errorf("--mix %q: want create:update:delete, e.g. 1:8:1", s)
+		return target.Mix{}, fmt.Errorf("--mix %q: want create:update:delete, e.g. 1:8:1", s)
 	}
 	var w [3]int
 	for i, p := range parts {
 		n, err := strconv.Atoi(strings.TrimSpace(p))
 		if err != nil || n < 0 {
-			return mix{}, fmt.Errorf("--mix %q: weight %q is not a non-negative integer", s, p)
+			return target.Mix{}, fmt.Errorf("--mix %q: weight %q is not a non-negative integer", s, p)
 		}
 		w[i] = n
 	}
 	if w[0]+w[1]+w[2] == 0 {
-		return mix{}, fmt.Errorf("--mix %q: all weights are zero", s)
+		return target.Mix{}, fmt.Errorf("--mix %q: all weights are zero", s)
 	}
-	return mix{w[0], w[1], w[2]}, nil
+	return target.Mix{Create: w[0], Update: w[1], Delete: w[2]}, nil
 }
 
 // parseSizes parses a comma-separated list of object counts; "k" and "M"
@@ -269,7 +266,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.watchList, "watchlist", "default", "client-go WatchListClient feature gate: on, off or default (client-go's default, on in v0.37)")
 	fs.BoolVar(&c.managedFields, "managed-fields", false, "give pods managedFields (adds 3-6 KB each)")
 	fs.StringVar(&c.kubeconfig, "kubeconfig", "", "run against a real cluster: create pods in loadgen's own labelled namespaces (new ones for every run), churn through the API server, clean up on exit; empty = embedded simulated API server on 127.0.0.1")
-	fs.BoolVar(&c.reusePods, "reuse-pods", false, "with --kubeconfig: keep the pods for later trials and invocations instead of creating new namespaces every trial: namespaces loadgen-keep-<pods>-<namespaces>-<seed>-NNN, created (with what an interrupted populate missed) on first use and never deleted (kubectl delete ns -l "+labelRun+"=keep-<pods>-<namespaces>-<seed>); needs --scenario informer and no churn")
+	fs.BoolVar(&c.reusePods, "reuse-pods", false, "with --kubeconfig: keep the pods for later trials and invocations instead of creating new namespaces every trial: namespaces loadgen-keep-<pods>-<namespaces>-<seed>-NNN, created (with what an interrupted populate missed) on first use and never deleted (kubectl delete ns -l "+target.LabelRun+"=keep-<pods>-<namespaces>-<seed>); needs --scenario informer and no churn")
 	fs.StringVar(&serverPIDs, "server-pids", "", "comma-separated process ids of a local API server (and etcd): the report gives their CPU from the clients' start until every client was ready (Linux /proc)")
 	fs.StringVar(&c.outDir, "out-dir", "loadgen-results", "each invocation writes report.json, report.html and profiles into a new directory DIR/<time>-<scenario>; empty = none")
 	fs.StringVar(&c.out, "out", "", "also write the JSON report to this file")
@@ -386,7 +383,7 @@ func (c *config) validate() []error {
 		errs = append(errs, fmt.Errorf("durations must not be negative (--churn-duration %v, --handler-work %v, --reconcile-work %v, --quiesce-timeout %v, --progress %v)",
 			c.churnDuration, c.handlerWork, c.reconcileWork, c.quiesce, c.progress))
 	}
-	if c.mix.create+c.mix.update+c.mix.delete > 0 && c.mix.create == 0 && c.mix.update == 0 && c.pods == 0 {
+	if c.mix.Create+c.mix.Update+c.mix.Delete > 0 && c.mix.Create == 0 && c.mix.Update == 0 && c.pods == 0 {
 		errs = append(errs, errors.New("--mix with only deletes needs --pods > 0"))
 	}
 	switch c.contentType {
@@ -476,4 +473,126 @@ func policyNames() string {
 		names = append(names, p.String())
 	}
 	return strings.Join(names, ", ")
+}
+
+// validateReuse checks that --reuse-pods is asked for where it keeps every
+// trial's objects identical (target.Config.ReusePods).
+func (c *config) validateReuse() []error {
+	if !c.reusePods {
+		return nil
+	}
+	var errs []error
+	if c.kubeconfig == "" {
+		errs = append(errs, errors.New("--reuse-pods needs --kubeconfig (the simulator is populated in memory)"))
+	}
+	if c.scenario != scenarioInformer {
+		errs = append(errs, fmt.Errorf("--reuse-pods needs --scenario informer (the %s scenario writes to the pods)", c.scenario))
+	}
+	if c.churnEvents > 0 || c.churnDuration > 0 {
+		errs = append(errs, errors.New("--reuse-pods needs no churn (--churn-duration 0 --churn-events 0): churn changes the kept pods"))
+	}
+	return errs
+}
+
+// targetKind is the kind of target c runs on: a cluster with --kubeconfig,
+// else the simulator.
+func (c config) targetKind() string {
+	if c.kubeconfig != "" {
+		return target.KindCluster
+	}
+	return target.KindSim
+}
+
+// targetConfig is what the target and its churn read of c: the one place
+// that turns the flags into a target.Config.
+func targetConfig(c config) target.Config {
+	return target.Config{Resource: resourceOn(c.path, c.targetKind()), Namespaces: c.namespaces, Seed: c.seed,
+		ManagedFields: c.managedFields, Kubeconfig: c.kubeconfig, ReusePods: c.reusePods,
+		ChurnWorkers: c.churnWorkers, ChurnRate: c.churnRate, ChurnDuration: c.churnDuration, ChurnEvents: c.churnEvents,
+		Mix: c.mix, SteadyPods: c.steadyPods}
+}
+
+// reportSettings is what the report says of c: the workload's settings and
+// each stack under test with its settings (md: the machine's GOMAXPROCS,
+// the default of the shards and the wire's workers). The one place that
+// turns the flags into the report's plain values.
+func reportSettings(c config, md report.Metadata) (report.Settings, []report.ImplInfo) {
+	set := report.Settings{Path: c.path, Resource: resourceOn(c.path, c.targetKind()), Impls: c.impls, Mode: modeProcess, Runs: c.runs, Sizes: c.sizes(), Namespaces: c.namespaces,
+		ChurnRate: c.churnRate, ChurnDuration: c.churnDuration.Seconds(), ChurnEvents: c.churnEvents, ChurnWorkers: c.churnWorkers,
+		Mix: c.mix.String(), ContentType: c.contentType, WatchList: c.watchList, ManagedFields: c.managedFields,
+		Target: "apisim", Seed: c.seed, QuiesceTimeout: c.quiesce.Seconds(), Profile: c.profile}
+	if !c.sideBySide && c.scenario != scenarioReplicas {
+		set.ChildMemLimit = c.childMemLimit
+	}
+	if c.faults != nil {
+		set.Faults = c.faults.String()
+	}
+	if c.sideBySide {
+		set.Mode = modeSideBySide
+	}
+	if c.kubeconfig != "" {
+		set.Target = "cluster"
+	}
+	if c.controller() {
+		set.Workers, set.ReconcileWork = c.workers, c.reconcileWork.Seconds()
+		set.StatusWrites = c.kubeconfig != ""
+	} else {
+		set.Handlers, set.HandlerWork, set.HandlerWorkers = c.handlers, c.handlerWork.Seconds(), c.handlerWorkers
+		set.Readers = c.readers
+	}
+	var impls []report.ImplInfo
+	for _, impl := range c.impls {
+		v := c.variants[impl]
+		info := report.ImplInfo{Name: impl, Decoder: v.decoder, Diet: v.dietName(), Options: map[string]string{
+			"resync": "0", "indexers": indexerNames(c), "content_type": c.contentType, "watchlist": c.watchList}}
+		if c.controller() {
+			info.Options["workers"] = fmt.Sprint(c.workers)
+			info.Options["rate_limiter"] = "DefaultTypedControllerRateLimiter (5ms..1000s per item, 10 qps burst 100)"
+			info.Queue = queueClientGo
+			if v.core == implOurs {
+				info.Queue = queueOurs
+			}
+		}
+		info.Informer = describeImpl(c.path, v.core, v.decoder, set.Resource)
+		if v.decoder == decoderWire {
+			workers := "GOMAXPROCS (" + fmt.Sprint(md.GOMAXPROCS) + ")"
+			if c.wireWorkers > 0 {
+				workers = fmt.Sprint(c.wireWorkers)
+			}
+			info.Options["wire_workers"] = workers
+			info.Options["wire_diet"] = "none"
+			if v.diet {
+				info.Options["wire_diet"] = "wire.WithDiet() (drop managedFields, intern strings, compact slices)"
+			}
+		}
+		switch v.core {
+		case implOurs:
+			if c.scenario == scenarioReplicas {
+				info.Informer = "replicas/runner.Runner: one shardinformer pipeline.Informer per slot held"
+			}
+			shards := "GOMAXPROCS (" + fmt.Sprint(md.GOMAXPROCS) + ")"
+			if c.shards > 0 {
+				shards = fmt.Sprint(c.shards)
+			}
+			info.Options["shards"] = shards
+			info.Options["ring_size"] = fmt.Sprint(c.ringSize)
+			info.Options["full_ring_policy"] = c.policy.String()
+			if !c.controller() {
+				info.Options["handler_workers"] = fmt.Sprint(c.handlerWorkers)
+			}
+		case implClientGo:
+			if c.scenario == scenarioReplicas {
+				info.Informer = "replicas/runner.Runner: one client-go cache.SharedIndexInformer per slot held"
+			}
+		}
+		impls = append(impls, info)
+	}
+	return set, impls
+}
+
+func indexerNames(c config) string {
+	if c.controller() {
+		return "namespace, " + appIndex
+	}
+	return "namespace"
 }

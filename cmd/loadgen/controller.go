@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/latency"
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/target"
 	"github.com/shardinformer/shardinformer/shards"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -88,7 +89,7 @@ func (c *controller) OnAdd(obj any, isInInitialList bool) {
 func (c *controller) OnUpdate(oldObj, newObj any) {
 	o, p := oldObj.(*corev1.Pod), newObj.(*corev1.Pod)
 	key := podKey(p)
-	if s, ok := emission(p); ok && o.Annotations[annEmitted] != p.Annotations[annEmitted] {
+	if s, ok := emission(p); ok && o.Annotations[target.AnnEmitted] != p.Annotations[target.AnnEmitted] {
 		c.changed(key, s, time.Now())
 	}
 	c.queue.Add(key)
@@ -190,7 +191,7 @@ func (c *controller) reconcile(ctx context.Context, key string) error {
 	}
 	burn(c.iters + int64(ready&1)) // the count keeps the read from being optimised away
 	if c.write != nil {
-		gen := p.Annotations[annGeneration]
+		gen := p.Annotations[target.AnnGeneration]
 		if !hasCondition(p, "generation "+gen) {
 			if err := c.write(ctx, p.Namespace, p.Name, gen); err != nil {
 				c.patchErrors.Add(1)

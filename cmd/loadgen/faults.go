@@ -9,33 +9,27 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/report"
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/target"
 	"github.com/shardinformer/shardinformer/faults"
-	"k8s.io/client-go/rest"
 )
 
 // The fault layer (--faults): the parent puts a faults.Proxy in front of
 // the target for each trial, the implementations' clients reach the server
-// through it (endpoint.Proxy), and it stops injecting when the churn ends;
+// through it (target.Endpoint.Proxy), and it stops injecting when the churn ends;
 // each implementation's time to converge is from then until its check
 // passed. The parent's own reads of the server's state and the churn
 // writes go to the server directly.
 
 // startFaults starts a fault proxy with c's spec in front of t.
-func startFaults(c config, t target) (*faults.Proxy, error) {
+func startFaults(c config, t target.Target) (*faults.Proxy, error) {
 	fc := *c.faults
 	// Only the implementations' lists and watches of the resource draw
 	// faults: discovery (controller-runtime's REST mapper, when the cache
 	// is built) and the controller's status writes pass untouched.
-	resource := resourceOn(c.path, t.kind())
+	resource := resourceOn(c.path, t.Kind())
 	fc.Eligible = func(method, p, _ string) bool { return method == http.MethodGet && path.Base(p) == resource }
-	switch t := t.(type) {
-	case *simTarget:
-		fc.Upstream = t.srv.RESTConfig()
-	case *clusterTarget:
-		fc.Upstream = rest.CopyConfig(t.cfg)
-	default:
-		return nil, fmt.Errorf("--faults: no upstream for target %s", t.kind())
-	}
+	fc.Upstream = t.Upstream()
 	p, err := faults.New(fc)
 	if err != nil {
 		return nil, fmt.Errorf("--faults: %w", err)
@@ -46,55 +40,17 @@ func startFaults(c config, t target) (*faults.Proxy, error) {
 	return p, nil
 }
 
-// viaProxy points rc at the fault proxy at url: plain HTTP on loopback, no
-// TLS settings, no credentials (the proxy holds the upstream's).
-func viaProxy(rc *rest.Config, url string) *rest.Config {
-	rc.Host = url
-	rc.TLSClientConfig = rest.TLSClientConfig{}
-	rc.BearerToken, rc.BearerTokenFile, rc.Username, rc.Password = "", "", "", ""
-	rc.AuthProvider, rc.ExecProvider = nil, nil
-	return rc
-}
-
-// trialFaults is a trial's fault proxy: its spec and what it did.
-type trialFaults struct {
-	Spec     string            `json:"spec"`
-	Seed     int64             `json:"seed"`
-	Requests uint64            `json:"requests"` // requests through the proxy
-	Drawn    uint64            `json:"drawn"`    // draws that came up with a fault (at requests and in watch streams)
-	Vetoed   uint64            `json:"vetoed"`   // draws a bound (max, every) refused
-	Injected map[string]uint64 `json:"injected"` // faults that happened, by kind (cut, stall, 500, 429, 410)
-	// StoppedAt: when the proxy stopped injecting (the churn's end), in
-	// seconds since the trial started.
-	StoppedAt float64 `json:"stopped_at"`
-}
-
-func newTrialFaults(p *faults.Proxy, t0 time.Time) *trialFaults {
+func newTrialFaults(p *faults.Proxy, t0 time.Time) *report.TrialFaults {
 	s := p.Stats()
 	cfg := p.Config()
-	tf := &trialFaults{Spec: cfg.String(), Seed: cfg.Seed, Requests: s.Requests, Drawn: s.Drawn, Vetoed: s.Vetoed, Injected: s.ByName()}
+	tf := &report.TrialFaults{Spec: cfg.String(), Seed: cfg.Seed, Requests: s.Requests, Drawn: s.Drawn, Vetoed: s.Vetoed, Injected: s.ByName()}
 	if s.Stopped {
 		tf.StoppedAt = s.StoppedAt.Sub(t0).Seconds()
 	}
 	return tf
 }
 
-// listWatchRequests counts an implementation's list and watch requests for
-// its resource, at the HTTP level, so that client-go's informer and ours
-// are counted alike: every LIST (first pages: a request without a continue
-// token), WATCH and WatchList stream (a WATCH with sendInitialEvents=true).
-// Relists are the full reads of the state after the first (LISTs and
-// WatchList streams, minus one); watch restarts are the WATCH requests,
-// WatchList streams included, after the first.
-type listWatchRequests struct {
-	Lists         uint64 `json:"lists"`
-	Watches       uint64 `json:"watches"`
-	WatchLists    uint64 `json:"watch_lists"`
-	Relists       uint64 `json:"relists"`
-	WatchRestarts uint64 `json:"watch_restarts"`
-}
-
-// requestCounter is the RoundTripper wrapper behind listWatchRequests;
+// requestCounter is the RoundTripper wrapper behind report.ListWatchRequests;
 // installed with rest.Config.Wrap, safe for concurrent use.
 type requestCounter struct {
 	resource                   string // the collection's last path segment: pods or widgets
@@ -104,7 +60,7 @@ type requestCounter struct {
 
 func newRequestCounter(resource string) *requestCounter {
 	if resource == "" {
-		resource = resourcePods
+		resource = target.ResourcePods
 	}
 	return &requestCounter{resource: resource}
 }
@@ -130,8 +86,8 @@ func (c *requestCounter) RoundTrip(req *http.Request) (*http.Response, error) {
 	return c.next.RoundTrip(req)
 }
 
-func (c *requestCounter) report() *listWatchRequests {
-	r := &listWatchRequests{Lists: c.lists.Load(), Watches: c.watches.Load() - c.watchLists.Load(), WatchLists: c.watchLists.Load()}
+func (c *requestCounter) report() *report.ListWatchRequests {
+	r := &report.ListWatchRequests{Lists: c.lists.Load(), Watches: c.watches.Load() - c.watchLists.Load(), WatchLists: c.watchLists.Load()}
 	if reads := r.Lists + r.WatchLists; reads > 0 {
 		r.Relists = reads - 1
 	}
@@ -143,7 +99,7 @@ func (c *requestCounter) report() *listWatchRequests {
 
 // printFaults writes each trial's faults and every implementation's
 // relists, watch restarts and time to converge after the faults stopped.
-func printFaults(w io.Writer, r *report) {
+func printFaults(w io.Writer, r *report.Report) {
 	if r.Settings.Faults == "" {
 		return
 	}
@@ -164,7 +120,7 @@ func printFaults(w io.Writer, r *report) {
 			}
 			rq := res.Requests
 			if rq == nil {
-				rq = &listWatchRequests{}
+				rq = &report.ListWatchRequests{}
 			}
 			fmt.Fprintf(w, "    %-34s relists %d, watch restarts %d (lists %d, watches %d, watch-lists %d); %s\n",
 				res.Impl, rq.Relists, rq.WatchRestarts, rq.Lists, rq.Watches, rq.WatchLists, conv)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/report"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -71,11 +72,11 @@ func TestRequestCounter(t *testing.T) {
 		resp.Body.Close()
 	}
 	got := *rc.report()
-	want := listWatchRequests{Lists: 2, Watches: 2, WatchLists: 1, Relists: 2, WatchRestarts: 2}
+	want := report.ListWatchRequests{Lists: 2, Watches: 2, WatchLists: 1, Relists: 2, WatchRestarts: 2}
 	if got != want {
 		t.Errorf("counted %+v, want %+v", got, want)
 	}
-	if r := *newRequestCounter("widgets").report(); r != (listWatchRequests{}) {
+	if r := *newRequestCounter("widgets").report(); r != (report.ListWatchRequests{}) {
 		t.Errorf("nothing sent, counted %+v", r)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/procfs"
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/report"
 )
 
 // Whether an implementation fits: the parent enforces --child-mem-limit on
@@ -104,34 +105,6 @@ func parseMemLimit(s string) (int64, error) {
 // memory the runtime has freed but the kernel not yet taken back).
 func childSoftLimit(limit int64) int64 { return limit - limit/10 }
 
-// didNotFit is one trial of an implementation that did not fit: its child
-// exceeded --child-mem-limit, or the machine, or it was not run because it
-// had not fit at a smaller size or in an earlier run.
-type didNotFit struct {
-	Impl string `json:"impl"`
-	Pods int    `json:"pods"`
-	Run  int    `json:"run"`
-	// Text is the report's words: "did not fit in 20 GiB".
-	Text string `json:"text"`
-	// LimitBytes: --child-mem-limit (0 = none); the machine's memory when
-	// the kernel killed the child without it.
-	LimitBytes int64 `json:"limit_bytes"`
-	// PeakRSSBytes is the largest resident set the parent saw of the child.
-	PeakRSSBytes uint64 `json:"peak_rss_bytes,omitempty"`
-	// Reason says what happened: killed by loadgen above the limit, by
-	// SIGKILL (the kernel's OOM killer or a cgroup limit), or the Go
-	// runtime's out of memory; or why the trial was not run.
-	Reason string `json:"reason"`
-	// Phase is the trial's phase when the child ended (sync, churn,
-	// catch-up, finish); empty when not run.
-	Phase string `json:"phase,omitempty"`
-	// Seconds since the child started (0 when not run).
-	Seconds float64 `json:"seconds,omitempty"`
-	// NotRun: the trial was skipped, as an earlier one of this
-	// implementation (at a smaller size or in an earlier run) did not fit.
-	NotRun bool `json:"not_run,omitempty"`
-}
-
 // fitText is the report's words for a limit.
 func fitText(limit int64) string { return "did not fit in " + fmtLimit(limit) }
 
@@ -145,7 +118,7 @@ func fmtLimit(b int64) string {
 	case b%(1<<20) == 0:
 		return fmt.Sprintf("%d MiB", b>>20)
 	}
-	return fmtBytes(float64(b))
+	return report.FmtBytes(float64(b))
 }
 
 // childWatch is the parent's watch over one child's memory: a goroutine that
@@ -215,11 +188,11 @@ func (w *childWatch) stop() {
 
 // verdict returns, after the child exited with waitErr, whether it did not
 // fit and why; nil if it fitted (exited normally, or failed otherwise).
-func (w *childWatch) verdict(waitErr error) *didNotFit {
+func (w *childWatch) verdict(waitErr error) *report.DidNotFit {
 	w.mu.Lock()
 	peak, killed := w.peak, w.killed
 	w.mu.Unlock()
-	d := &didNotFit{LimitBytes: w.limit, PeakRSSBytes: peak, Seconds: time.Since(w.start).Seconds()}
+	d := &report.DidNotFit{LimitBytes: w.limit, PeakRSSBytes: peak, Seconds: time.Since(w.start).Seconds()}
 	var ee *exec.ExitError
 	if waitErr == nil || !errors.As(waitErr, &ee) {
 		return nil
@@ -227,7 +200,7 @@ func (w *childWatch) verdict(waitErr error) *didNotFit {
 	ws, _ := ee.Sys().(syscall.WaitStatus)
 	switch {
 	case killed:
-		d.Reason = fmt.Sprintf("resident set %s above --child-mem-limit %s: killed by loadgen", fmtBytes(float64(peak)), fmtLimit(w.limit))
+		d.Reason = fmt.Sprintf("resident set %s above --child-mem-limit %s: killed by loadgen", report.FmtBytes(float64(peak)), fmtLimit(w.limit))
 	case ws.Signaled() && ws.Signal() == syscall.SIGKILL:
 		d.Reason = "killed by SIGKILL, not by loadgen: the kernel's OOM killer or a cgroup's memory limit"
 		if n := procfs.OOMKills(); n > w.oomKill {
@@ -280,25 +253,8 @@ func (s *oomScanner) seen() bool {
 	return s.oom
 }
 
-// unfitAt returns implementation → "did not fit in N GiB" at pods (nil if
-// every implementation fitted).
-func (r *report) unfitAt(pods int) map[string]string {
-	var m map[string]string
-	for _, d := range r.DidNotFit {
-		if d.Pods == pods {
-			if m == nil {
-				m = map[string]string{}
-			}
-			if _, ok := m[d.Impl]; !ok {
-				m[d.Impl] = d.Text
-			}
-		}
-	}
-	return m
-}
-
 // printDidNotFit prints the trials that did not fit, beside the checks.
-func printDidNotFit(w io.Writer, r *report) {
+func printDidNotFit(w io.Writer, r *report.Report) {
 	for _, d := range r.DidNotFit {
 		if d.NotRun {
 			fmt.Fprintf(w, "DID NOT FIT %s (%d pods, run %d): %s; %s\n", d.Impl, d.Pods, d.Run, d.Text, d.Reason)
@@ -311,13 +267,13 @@ func printDidNotFit(w io.Writer, r *report) {
 
 // unfitWords names, per implementation, the first size it did not fit at:
 // "client-go did not fit in 20 GiB at 1M pods".
-func unfitWords(r *report) string {
+func unfitWords(r *report.Report) string {
 	var parts []string
 	seen := map[string]bool{}
 	for _, d := range r.DidNotFit {
 		if !seen[d.Impl] {
 			seen[d.Impl] = true
-			parts = append(parts, fmt.Sprintf("%s %s at %s pods", d.Impl, d.Text, fmtCount(d.Pods)))
+			parts = append(parts, fmt.Sprintf("%s %s at %s pods", d.Impl, d.Text, report.FmtCount(d.Pods)))
 		}
 	}
 	return strings.Join(parts, "; ")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/plot"
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/procfs"
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/report"
 )
 
 // TestChildMemLimitFlag: --child-mem-limit reads binary sizes and 0, says
@@ -91,7 +92,7 @@ func TestScaleDidNotFit(t *testing.T) {
 		if tr.Pods != 300 || !r.Check.Pass || r.GoMemLimitBytes != childSoftLimit(200<<20) {
 			t.Errorf("trial %v at %d pods: check %+v, Go memory limit %d", tr.Impls, tr.Pods, r.Check, r.GoMemLimitBytes)
 		}
-		t.Logf("%s at %d pods: peak RSS %s", r.Impl, tr.Pods, fmtBytes(float64(r.PeakRSSBytes)))
+		t.Logf("%s at %d pods: peak RSS %s", r.Impl, tr.Pods, report.FmtBytes(float64(r.PeakRSSBytes)))
 	}
 	type key struct {
 		impl   string
@@ -132,7 +133,7 @@ func TestScaleDidNotFit(t *testing.T) {
 	if err := compileSchema(t).Validate(readJSON(t, filepath.Join(rep.Directory, "report.json"))); err != nil {
 		t.Errorf("report.json does not match report.schema.json: %v", err)
 	}
-	if _, err := renderHTML(rep); err != nil {
+	if _, err := report.HTML(rep); err != nil {
 		t.Error(err)
 	}
 }
@@ -149,7 +150,8 @@ func TestScaleHonoursPath(t *testing.T) {
 	if v := typed.variants[implOurs]; v.decoder != decoderWire || !v.diet {
 		t.Errorf("--scenario scale --path typed: ours %+v, want the wire with its diet", v)
 	}
-	rt := newReport(typed, metadata{})
+	set, impls := reportSettings(typed, report.Metadata{})
+	rt := report.New(typed.scenario, set, impls, report.Metadata{})
 	if im := rt.Implementations[0]; !strings.HasPrefix(im.Informer, "shardinformer informers.NewSharedInformerFactoryWithOptions(clientset") || im.Queue != queueOurs {
 		t.Errorf("typed scale: %+v", im)
 	}
@@ -226,23 +228,23 @@ func TestOOMScanner(t *testing.T) {
 // implementation's line ends at the last size it fitted at, the chart says
 // why, and the figures compared are the largest size with a result.
 func TestScaleChartsEndWhereItDidNotFit(t *testing.T) {
-	fig := func(pods int, vals map[string]float64) figure {
-		f := figure{Key: "heap_bytes_per_object", Label: "retained heap per cached object", Unit: "bytes_per_object", Better: "lower", Pods: pods, Values: map[string]stat{}}
+	fig := func(pods int, vals map[string]float64) report.Figure {
+		f := report.Figure{Key: "heap_bytes_per_object", Label: "retained heap per cached object", Unit: "bytes_per_object", Better: "lower", Pods: pods, Values: map[string]report.Stat{}}
 		for impl, v := range vals {
-			f.Values[impl] = statOf([]float64{v})
+			f.Values[impl] = report.StatOf([]float64{v})
 		}
 		return f
 	}
-	r := &report{Scenario: scenarioScale, Settings: settings{Path: pathTyped, Impls: []string{implOurs, implClientGo}, Sizes: []int{1000, 10000, 100000}},
-		DidNotFit: []didNotFit{{Impl: implClientGo, Pods: 100000, Run: 1, Text: "did not fit in 1 GiB"}}}
-	r.Scale = []scalePoint{
-		{Pods: 1000, Figures: []figure{fig(1000, map[string]float64{implOurs: 13000, implClientGo: 22000})}},
-		{Pods: 10000, Figures: []figure{fig(10000, map[string]float64{implOurs: 12900, implClientGo: 22100})}},
-		{Pods: 100000, Figures: []figure{fig(100000, map[string]float64{implOurs: 12800})}, DidNotFit: r.unfitAt(100000)},
+	r := &report.Report{Scenario: scenarioScale, Settings: report.Settings{Path: pathTyped, Impls: []string{implOurs, implClientGo}, Sizes: []int{1000, 10000, 100000}},
+		DidNotFit: []report.DidNotFit{{Impl: implClientGo, Pods: 100000, Run: 1, Text: "did not fit in 1 GiB"}}}
+	r.Scale = []report.ScalePoint{
+		{Pods: 1000, Figures: []report.Figure{fig(1000, map[string]float64{implOurs: 13000, implClientGo: 22000})}},
+		{Pods: 10000, Figures: []report.Figure{fig(10000, map[string]float64{implOurs: 12900, implClientGo: 22100})}},
+		{Pods: 100000, Figures: []report.Figure{fig(100000, map[string]float64{implOurs: 12800})}, DidNotFit: r.UnfitAt(100000)},
 	}
 	r.Figures = r.Scale[2].Figures
 	var c *plot.Chart
-	charts := r.charts()
+	charts := reportCharts(r)
 	for i := range charts {
 		if charts[i].ID == "scale_heap_bytes_per_object" {
 			c = &charts[i]

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/latency"
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/target"
 )
 
 // handler is the informer scenario's event handler. It measures delivery
@@ -156,9 +157,9 @@ func emissionOf(o metav1.Object) (int64, bool) {
 	var v string
 	var ok bool
 	if u, isU := o.(*unstructured.Unstructured); isU {
-		v, ok, _ = unstructured.NestedString(u.Object, "metadata", "annotations", annEmitted)
+		v, ok, _ = unstructured.NestedString(u.Object, "metadata", "annotations", target.AnnEmitted)
 	} else {
-		v, ok = o.GetAnnotations()[annEmitted]
+		v, ok = o.GetAnnotations()[target.AnnEmitted]
 	}
 	if !ok {
 		return 0, false

@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/latency"
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/target"
 	"github.com/shardinformer/shardinformer/compact"
 	"github.com/shardinformer/shardinformer/pipeline"
 	"github.com/shardinformer/shardinformer/promadapter"
@@ -26,7 +27,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/workqueue"
 )
 
@@ -47,7 +47,7 @@ const defaultDiet = true
 // and decoder), or package wire's parallel-decoding ListerWatcher on the
 // same REST client, with sp's workers and diet.
 func listerWatcher(sp spec, cs kubernetes.Interface) (cache.ListerWatcher, string, error) {
-	narrow := sp.Endpoint.narrow
+	narrow := sp.Endpoint.Narrow
 	if sp.Decoder == decoderWire {
 		opts := []wire.Option{wire.WithTweakListOptions(narrow)}
 		if sp.WireWorkers > 0 {
@@ -91,77 +91,37 @@ func newQueue(core string) (workqueue.TypedRateLimitingInterface[string], string
 	return workqueue.NewTypedRateLimitingQueueWithConfig(rl, workqueue.TypedRateLimitingQueueConfig[string]{}), queueClientGo, nil
 }
 
-// endpoint is how an implementation under test reaches the API server. It
-// travels to a child process inside the spec.
-type endpoint struct {
-	Kind       string `json:"kind"`                 // "apisim" or "cluster"
-	Host       string `json:"host"`                 // apisim: its URL
-	Kubeconfig string `json:"kubeconfig,omitempty"` // cluster
-	RunID      string `json:"run_id,omitempty"`     // cluster: the run label's value
-	// Proxy: the fault proxy's URL (--faults), which clients reach the
-	// server through.
-	Proxy string `json:"proxy,omitempty"`
-}
-
-func (e endpoint) restConfig() (*rest.Config, error) {
-	rc, err := e.serverConfig()
-	if err == nil && e.Proxy != "" {
-		rc = viaProxy(rc, e.Proxy)
-	}
-	return rc, err
-}
-
-// serverConfig is the configuration that reaches the server itself.
-func (e endpoint) serverConfig() (*rest.Config, error) {
-	if e.Kind == "cluster" {
-		rc, err := clientcmd.BuildConfigFromFlags("", e.Kubeconfig)
-		if err != nil {
-			return nil, err
-		}
-		rc.QPS, rc.Burst = -1, -1
-		return rc, nil
-	}
-	return &rest.Config{Host: e.Host, QPS: -1, Burst: -1, DisableCompression: true}, nil
-}
-
-// narrow restricts lists and watches to this run's pods.
-func (e endpoint) narrow(o *metav1.ListOptions) {
-	if e.Kind == "cluster" {
-		o.LabelSelector = labelRun + "=" + e.RunID
-	}
-}
-
 // spec is everything one implementation under test needs: the parent sends
 // it to a child process as JSON, or hands it to an in-process client.
 type spec struct {
-	Scenario       string        `json:"scenario"`          // informer or controller
-	Path           string        `json:"path"`              // the user path it is built through (paths.go); "" = typed
-	Resource       string        `json:"resource"`          // resourcePods or resourceWidgets; "" = pods
-	Impl           string        `json:"impl"`              // the implementation's name (see variant)
-	Core           string        `json:"core"`              // implOurs or implClientGo
-	Decoder        string        `json:"decoder"`           // decoderWire or decoderClientGo
-	Diet           bool          `json:"diet"`              // wire only
-	Compact        bool          `json:"compact,omitempty"` // ours only: pipeline.WithCompactStore
-	WireWorkers    int           `json:"wire_workers"`
-	Pods           int           `json:"pods"`
-	Namespaces     int           `json:"namespaces"`
-	Endpoint       endpoint      `json:"endpoint"`
-	Handlers       int           `json:"handlers"`
-	HandlerWorkers int           `json:"handler_workers"`
-	HandlerIters   int64         `json:"handler_iters"`
-	Readers        int           `json:"readers"`
-	Workers        int           `json:"workers"`
-	ReconcileIters int64         `json:"reconcile_iters"`
-	Shards         int           `json:"shards"`
-	RingSize       int           `json:"ring_size"`
-	Policy         string        `json:"policy"`
-	ContentType    string        `json:"content_type"`
-	WatchList      string        `json:"watchlist"`
-	Seed           int64         `json:"seed"`
-	Quiesce        time.Duration `json:"quiesce"`
-	Profile        string        `json:"profile,omitempty"`
-	ProfileDir     string        `json:"profile_dir,omitempty"`
-	MetricsAddr    string        `json:"metrics_addr,omitempty"`
+	Scenario       string          `json:"scenario"`          // informer or controller
+	Path           string          `json:"path"`              // the user path it is built through (paths.go); "" = typed
+	Resource       string          `json:"resource"`          // target.ResourcePods or ResourceWidgets; "" = pods
+	Impl           string          `json:"impl"`              // the implementation's name (see variant)
+	Core           string          `json:"core"`              // implOurs or implClientGo
+	Decoder        string          `json:"decoder"`           // decoderWire or decoderClientGo
+	Diet           bool            `json:"diet"`              // wire only
+	Compact        bool            `json:"compact,omitempty"` // ours only: pipeline.WithCompactStore
+	WireWorkers    int             `json:"wire_workers"`
+	Pods           int             `json:"pods"`
+	Namespaces     int             `json:"namespaces"`
+	Endpoint       target.Endpoint `json:"endpoint"`
+	Handlers       int             `json:"handlers"`
+	HandlerWorkers int             `json:"handler_workers"`
+	HandlerIters   int64           `json:"handler_iters"`
+	Readers        int             `json:"readers"`
+	Workers        int             `json:"workers"`
+	ReconcileIters int64           `json:"reconcile_iters"`
+	Shards         int             `json:"shards"`
+	RingSize       int             `json:"ring_size"`
+	Policy         string          `json:"policy"`
+	ContentType    string          `json:"content_type"`
+	WatchList      string          `json:"watchlist"`
+	Seed           int64           `json:"seed"`
+	Quiesce        time.Duration   `json:"quiesce"`
+	Profile        string          `json:"profile,omitempty"`
+	ProfileDir     string          `json:"profile_dir,omitempty"`
+	MetricsAddr    string          `json:"metrics_addr,omitempty"`
 	// MemLimit is --child-mem-limit: the parent kills the child when its
 	// resident set is above it, and the child sets its Go soft memory limit
 	// below it (fit.go); 0 = none.
@@ -253,7 +213,7 @@ func (o *countingObserver) Dropped(err error) {
 // builds a transport of its own instead of sharing its cached one and
 // implementations never share a connection.
 func clientConfig(sp spec) (*rest.Config, error) {
-	rc, err := sp.Endpoint.restConfig()
+	rc, err := sp.Endpoint.RESTConfig()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", sp.Impl, err)
 	}
@@ -365,7 +325,7 @@ func newClient(sp spec, reg prometheus.Registerer) (_ *client, err error) {
 		return nil, fmt.Errorf("%s: %w", sp.Impl, err)
 	}
 	var w statusWriter
-	if sp.Endpoint.Kind == "cluster" {
+	if sp.Endpoint.Kind == target.KindCluster {
 		cs := c.cs
 		w = func(ctx context.Context, ns, name, gen string) error {
 			_, err := cs.CoreV1().Pods(ns).Patch(ctx, name, types.StrategicMergePatchType, statusPatch(gen), metav1.PatchOptions{}, "status")

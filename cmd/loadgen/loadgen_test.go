@@ -27,6 +27,8 @@ import (
 
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/latency"
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/plot"
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/report"
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/target"
 )
 
 // TestMain lets the test binary stand in for loadgen's child processes: the
@@ -44,7 +46,7 @@ func TestParseFlagsDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.scenario != scenarioController || !slices.Equal(c.impls, []string{implOurs, implClientGo}) || c.pods != 100000 ||
-		c.sideBySide || c.runs != 3 || c.policy.String() != "buffer" || c.mix != (mix{1, 8, 1}) || c.workers < 1 ||
+		c.sideBySide || c.runs != 3 || c.policy.String() != "buffer" || c.mix != (target.Mix{Create: 1, Update: 8, Delete: 1}) || c.workers < 1 ||
 		c.reconcileWork <= 0 || c.outDir == "" {
 		t.Errorf("defaults = %+v", c)
 	}
@@ -194,7 +196,7 @@ current-context: c
 
 // runLoadgen runs loadgen with args (plus --out-dir dir, no progress) and
 // returns the report, stdout and the run directory.
-func runLoadgen(t *testing.T, c config) (*report, string) {
+func runLoadgen(t *testing.T, c config) (*report.Report, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
@@ -222,11 +224,11 @@ func mustParse(t *testing.T, args ...string) config {
 var controllerRun struct {
 	once   sync.Once
 	dir    string
-	rep    *report
+	rep    *report.Report
 	stdout string
 }
 
-func controllerReport(t *testing.T) (*report, string, string) {
+func controllerReport(t *testing.T) (*report.Report, string, string) {
 	t.Helper()
 	controllerRun.once.Do(func() {
 		dir, err := os.MkdirTemp("", "loadgen-test")
@@ -332,7 +334,7 @@ func TestControllerScenario(t *testing.T) {
 		}
 	}
 	if !strings.Contains(rep.Headline, "1500 pods") && !strings.Contains(rep.Headline, "1.5k") {
-		if !strings.Contains(rep.Headline, fmtCount(1500)) {
+		if !strings.Contains(rep.Headline, report.FmtCount(1500)) {
 			t.Errorf("headline %q does not name the size", rep.Headline)
 		}
 	}
@@ -449,7 +451,7 @@ func TestHTMLReport(t *testing.T) {
 	// The embedded JSON is the report.
 	i := bytes.Index(h, []byte(`<script type="application/json" id="report-data">`))
 	j := bytes.Index(h[i:], []byte("</script>"))
-	var embedded report
+	var embedded report.Report
 	if i < 0 || j < 0 || json.Unmarshal(h[i+len(`<script type="application/json" id="report-data">`):i+j], &embedded) != nil {
 		t.Fatal("no report JSON embedded in the HTML")
 	}
@@ -499,7 +501,7 @@ func TestHTMLReport(t *testing.T) {
 	if md.CPUModel == "" && fileExists("/proc/cpuinfo") {
 		t.Error("no CPU model although /proc/cpuinfo exists")
 	}
-	if !slices.ContainsFunc(md.Modules, func(m module) bool { return m.Path == "k8s.io/client-go" }) {
+	if !slices.ContainsFunc(md.Modules, func(m report.Module) bool { return m.Path == "k8s.io/client-go" }) {
 		t.Error("modules lack k8s.io/client-go")
 	}
 	if len(rep.Implementations) != 2 || rep.Implementations[0].Options["full_ring_policy"] == "" || rep.Implementations[0].Decoder == "" {
@@ -507,10 +509,6 @@ func TestHTMLReport(t *testing.T) {
 	}
 }
 
-// checkRoundTicks checks an axis's ticks: labelled, inside its range, and
-// round: on a log axis 1, 2 or 5 × 10^k; on a linear one evenly spaced by a
-// step of 1, 2 or 5 × 10^k (for bytes, of a power of 1024), each tick a
-// whole multiple of the step.
 // TestHTMLInBrowser renders the HTML report of a real run in headless
 // Chromium, in a narrow and a wide window, and fails on any console message
 // (a script error), a chart or series not drawn, or a page wider than a
@@ -571,59 +569,12 @@ func TestHTMLInBrowser(t *testing.T) {
 	}
 }
 
+// checkRoundTicks checks a chart's finished axis (report.CheckAxis).
 func checkRoundTicks(t *testing.T, id string, a plot.Axis) {
 	t.Helper()
-	if len(a.Ticks) < 2 || len(a.Labels) != len(a.Ticks) || a.Ticks[0] < a.Min*(1-1e-9)-1e-12 || a.Ticks[len(a.Ticks)-1] > a.Max*(1+1e-9)+1e-12 {
-		t.Errorf("chart %s: axis %q ticks %v labels %v in [%v, %v]", id, a.Label, a.Ticks, a.Labels, a.Min, a.Max)
-		return
+	if err := report.CheckAxis(a); err != nil {
+		t.Errorf("chart %s: %v", id, err)
 	}
-	for i := 1; i < len(a.Labels); i++ {
-		if a.Labels[i] == a.Labels[i-1] {
-			t.Errorf("chart %s: axis %q repeats tick label %q", id, a.Label, a.Labels[i])
-		}
-	}
-	if a.Unit == "percent" {
-		return // fixed ticks 0, 25, 50, 75, 90, 100
-	}
-	if a.Log {
-		for _, v := range a.Ticks {
-			if !isRoundMantissa(v) {
-				t.Errorf("chart %s: log axis %q tick %v is not 1, 2 or 5 × 10^k", id, a.Label, v)
-			}
-		}
-		return
-	}
-	step := a.Ticks[1] - a.Ticks[0]
-	norm := step
-	if a.Unit == "bytes" { // in the axis's binary unit: 0.5 GiB is round
-		base := 1.0
-		for base*1024 <= a.Max {
-			base *= 1024
-		}
-		norm /= base
-	}
-	if !isRoundMantissa(norm) {
-		t.Errorf("chart %s: axis %q step %v is not round", id, a.Label, step)
-	}
-	for i, v := range a.Ticks {
-		if k := v / step; math.Abs(k-math.Round(k)) > 1e-6 || (i > 0 && math.Abs(v-a.Ticks[i-1]-step) > step*1e-6) {
-			t.Errorf("chart %s: axis %q tick %v (%s) is off the %v grid", id, a.Label, v, a.Labels[i], step)
-		}
-	}
-}
-
-// isRoundMantissa reports whether v is 1, 2 or 5 × 10^k.
-func isRoundMantissa(v float64) bool {
-	if v <= 0 {
-		return false
-	}
-	m := v / math.Pow(10, math.Floor(math.Log10(v)+1e-9))
-	for _, r := range []float64{1, 2, 5, 10} {
-		if math.Abs(m-r) < 1e-6 {
-			return true
-		}
-	}
-	return false
 }
 
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
@@ -722,7 +673,7 @@ func TestSideBySideInformer(t *testing.T) {
 		if v := c.variants[r.Impl]; r.Decoder != v.decoder || r.Diet != v.dietName() {
 			t.Errorf("%s: decoder %q diet %q, want %+v", r.Impl, r.Decoder, r.Diet, v)
 		}
-		if i := slices.IndexFunc(rep.Implementations, func(im implInfo) bool { return im.Name == r.Impl }); i < 0 ||
+		if i := slices.IndexFunc(rep.Implementations, func(im report.ImplInfo) bool { return im.Name == r.Impl }); i < 0 ||
 			rep.Implementations[i].Decoder != r.Decoder || rep.Implementations[i].Diet != r.Diet ||
 			(r.Decoder == decoderWire) != (rep.Implementations[i].Options["wire_workers"] == "3") {
 			t.Errorf("%s: implementation info %+v", r.Impl, rep.Implementations)
@@ -745,12 +696,12 @@ func TestSideBySideInformer(t *testing.T) {
 			t.Errorf("figure %s: vs client-go %+v, ratio %v", f.Key, f.VsClientGo, f.Ratio)
 		}
 	}
-	row := slices.IndexFunc(rep.Decomposition, func(d decompositionRow) bool { return d.Key == "initial_sync_seconds" })
+	row := slices.IndexFunc(rep.Decomposition, func(d report.DecompositionRow) bool { return d.Key == "initial_sync_seconds" })
 	if row < 0 {
 		t.Fatalf("no decomposition of the initial sync: %+v", rep.Decomposition)
 	}
 	d := rep.Decomposition[row]
-	f := rep.Figures[slices.IndexFunc(rep.Figures, func(f figure) bool { return f.Key == d.Key })]
+	f := rep.Figures[slices.IndexFunc(rep.Figures, func(f report.Figure) bool { return f.Key == d.Key })]
 	if *f.VsClientGo[implOursClientGoDecode].Ratio != d.Core || *f.VsClientGo[implClientGoWire].Ratio != d.Wire ||
 		*f.Ratio != d.Both || math.Abs(d.WireOnOurs*d.Core-d.Both) > 1e-9 || math.Abs(d.CoreOnWire*d.Wire-d.Both) > 1e-9 {
 		t.Errorf("decomposition %+v does not match the figure's ratios %+v", d, f.VsClientGo)
@@ -844,78 +795,6 @@ func TestScaleScenario(t *testing.T) {
 	}
 }
 
-func TestVerdict(t *testing.T) {
-	st := func(xs ...float64) stat { return statOf(xs) }
-	for _, tc := range []struct {
-		better       string
-		ours, theirs stat
-		want         string
-	}{
-		{"lower", st(1, 1.1, 1.2), st(2, 2.1, 2.2), verdictOursBetter},
-		{"higher", st(1, 1.1, 1.2), st(2, 2.1, 2.2), verdictTheirsBetter},
-		{"lower", st(1, 1.5, 3), st(2, 2.1, 2.2), verdictOursLikely},   // 29% apart, ranges overlap
-		{"lower", st(1), st(2), verdictOursLikely},                     // one run each: never "better"
-		{"lower", st(1, 1.02, 1.04), st(1.03, 1.05, 1.06), verdictTie}, // 3% apart
-		{"lower", st(0, 0, 0), st(0, 0, 0), verdictTie},
-	} {
-		if got := verdictOf(tc.better, tc.ours, tc.theirs); got != tc.want {
-			t.Errorf("verdictOf(%s, %v, %v) = %q, want %q", tc.better, tc.ours.Samples, tc.theirs.Samples, got, tc.want)
-		}
-	}
-	// The words of vs_client_go, from the compared implementation's side.
-	if w := comparisonWords[compare("lower", st(2, 2.1, 2.2), st(1, 1.1, 1.2))+2]; w != "worse" {
-		t.Errorf("slower and separate: %q, want worse", w)
-	}
-	if w := comparisonWords[compare("higher", st(2), st(1))+2]; w != "likely better" {
-		t.Errorf("higher by 2x, one run: %q, want likely better", w)
-	}
-	if s := st(3, 1, 2, 10); s.Median != 2.5 || s.Min != 1 || s.Max != 10 {
-		t.Errorf("statOf = %+v", s)
-	}
-}
-
-// TestAxesAreRound checks the tick generator on awkward ranges, including
-// the one the old report drew "0, 0, 1, 1, 1, 2" on.
-func TestAxesAreRound(t *testing.T) {
-	for _, tc := range []struct {
-		unit   string
-		lo, hi float64
-	}{{"s", 0, 1.7}, {"s", 0, 0.0123}, {"count", 0, 100000}, {"count", 0, 2017}, {"bytes", 0, 2.3 * (1 << 30)},
-		{"bytes", 0, 44 << 20}, {"per_s", 0, 2608}, {"s", 3.2, 97.5}} {
-		a := plot.LinearAxis(plot.Axis{Unit: tc.unit, Label: tc.unit}, tc.lo, tc.hi)
-		a.Labels = nil
-		for _, v := range a.Ticks {
-			a.Labels = append(a.Labels, tickLabel(tc.unit, v))
-		}
-		checkRoundTicks(t, fmt.Sprint(tc), a)
-		if n := len(a.Ticks); n < 3 || n > 12 || a.Min > tc.lo || a.Max < tc.hi {
-			t.Errorf("%v: %d ticks %v over [%v, %v]", tc, n, a.Labels, a.Min, a.Max)
-		}
-	}
-	l := plot.LogAxis(plot.Axis{Unit: "s"}, 0.03, 0.9)
-	if !slices.Equal(l.Ticks, []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1}) || l.Max != 1 {
-		t.Errorf("log axis ticks %v max %v", l.Ticks, l.Max)
-	}
-}
-
-// TestRatesKeepWholeWindows checks that the throughput series ends with its
-// last whole window instead of falling to zero in a partial one.
-func TestRatesKeepWholeWindows(t *testing.T) {
-	var pts [][2]float64
-	for i := 0; i <= 52; i++ { // 100 events/s for 5.2 s, sampled every 100ms
-		pts = append(pts, [2]float64{float64(i) / 10, float64(i) * 10})
-	}
-	r := rates(pts, 0, math.Inf(1), 1)
-	if len(r) != 5 {
-		t.Fatalf("%d windows, want 5 whole ones: %v", len(r), r)
-	}
-	for _, p := range r {
-		if math.Abs(p[1]-100) > 1e-6 {
-			t.Errorf("rate %v at %v, want 100", p[1], p[0])
-		}
-	}
-}
-
 func TestCheckDetectsMismatch(t *testing.T) {
 	want := map[string]string{"a/1": "10", "a/2": "11", "b/1": "12"}
 	var notes []string
@@ -932,13 +811,13 @@ func TestCheckDetectsMismatch(t *testing.T) {
 // figure (a tie counts, one figure above does not); a run with one
 // implementation only, another size and other scenarios are left out.
 func TestCompareRuns(t *testing.T) {
-	res := func(impl string, sync, p50, p90, p99 float64, gc uint64) implResult {
-		return implResult{Impl: impl, InitialSyncSeconds: sync, Latency: latencyRep{P50: p50, P90: p90, P99: p99}, ChurnGCCycles: gc}
+	res := func(impl string, sync, p50, p90, p99 float64, gc uint64) report.ImplResult {
+		return report.ImplResult{Impl: impl, InitialSyncSeconds: sync, Latency: report.Latency{P50: p50, P90: p90, P99: p99}, ChurnGCCycles: gc}
 	}
-	r := &report{Scenario: scenarioInformer, Settings: settings{Impls: []string{implOurs, implClientGo}}}
+	r := &report.Report{Scenario: scenarioInformer, Settings: report.Settings{Impls: []string{implOurs, implClientGo}}}
 	for _, tr := range []struct {
 		pods, run int
-		res       implResult
+		res       report.ImplResult
 	}{
 		{100, 1, res(implOurs, 1, .001, .002, .003, 0)},
 		{100, 1, res(implClientGo, 2, .001, .002, .004, 1)}, // a tie at p50 and p90: at or below
@@ -948,14 +827,14 @@ func TestCompareRuns(t *testing.T) {
 		{50, 1, res(implOurs, 9, 9, 9, 9, 0)},
 		{50, 1, res(implClientGo, 1, 1, 1, 1, 0)},
 	} {
-		r.Trials = append(r.Trials, trialReport{Pods: tr.pods, Run: tr.run, Results: []implResult{tr.res}})
+		r.Trials = append(r.Trials, report.Trial{Pods: tr.pods, Run: tr.run, Results: []report.ImplResult{tr.res}})
 	}
-	c := r.compareRuns(100)
+	c := compareRuns(r, 100)
 	if c == nil || len(c.Runs) != 2 || c.AtOrBelow != 1 || !c.Runs[0].AtOrBelow || c.Runs[1].AtOrBelow ||
 		c.Runs[0].ClientGoChurnGC != 1 || c.Runs[1].OursChurnGC != 1 || c.Runs[1].Ours[3] != .0041 {
 		t.Fatalf("compareRuns = %+v", c)
 	}
-	if c.Runs[0].Text[0] != fmtDur(1)+" / "+fmtDur(2) || len(c.Labels) != 4 {
+	if c.Runs[0].Text[0] != report.FmtDuration(1)+" / "+report.FmtDuration(2) || len(c.Labels) != 4 {
 		t.Errorf("text %q labels %q", c.Runs[0].Text, c.Labels)
 	}
 	var out strings.Builder
@@ -964,18 +843,18 @@ func TestCompareRuns(t *testing.T) {
 		t.Errorf("printed:\n%s", out.String())
 	}
 	r.Settings.Impls = []string{implOurs}
-	if c := r.compareRuns(100); c != nil {
+	if c := compareRuns(r, 100); c != nil {
 		t.Errorf("one implementation: %+v", c)
 	}
 	r.Settings.Impls, r.Scenario = []string{implOurs, implClientGo}, scenarioScale
-	if c := r.compareRuns(100); c != nil {
+	if c := compareRuns(r, 100); c != nil {
 		t.Errorf("scale scenario: %+v", c)
 	}
 }
 
 func stampedPod(rv string, stamp int64, deleting bool) *corev1.Pod {
 	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", ResourceVersion: rv,
-		Annotations: map[string]string{annEmitted: fmt.Sprint(stamp)}}}
+		Annotations: map[string]string{target.AnnEmitted: fmt.Sprint(stamp)}}}
 	if deleting {
 		p.DeletionTimestamp = &metav1.Time{Time: time.Now()}
 	}

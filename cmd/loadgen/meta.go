@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/report"
 	"os"
 	"os/exec"
 	"runtime"
@@ -8,47 +9,18 @@ import (
 	"strings"
 )
 
-// metadata says what ran where: enough to reproduce a report or to tell two
-// apart.
-type metadata struct {
-	CommandLine []string `json:"command_line"`
-	Commit      string   `json:"commit"` // "" if unknown
-	Dirty       bool     `json:"dirty"`  // uncommitted changes in the work tree
-	GoVersion   string   `json:"go_version"`
-	GOOS        string   `json:"goos"`
-	GOARCH      string   `json:"goarch"`
-	CPUModel    string   `json:"cpu_model"`
-	NumCPU      int      `json:"num_cpu"`
-	GOMAXPROCS  int      `json:"gomaxprocs"`
-	MemoryBytes uint64   `json:"memory_bytes"` // the machine's
-	// MemoryLimit is the Go soft memory limit in force in the parent
-	// process: GOMEMLIMIT, or half the machine's memory (math.MaxInt64 =
-	// none); a child's is its result's go_memory_limit_bytes (below
-	// --child-mem-limit: fit.go).
-	MemoryLimit int64 `json:"memory_limit_bytes"`
-	// BurnIterationsPerSecond calibrates --reconcile-work and --handler-work.
-	BurnIterationsPerSecond float64  `json:"burn_iterations_per_second"`
-	MainModule              module   `json:"main_module"`
-	Modules                 []module `json:"modules"` // every dependency in the binary
-}
-
-type module struct {
-	Path    string `json:"path"`
-	Version string `json:"version"`
-}
-
-func collectMetadata(c config, memLimit int64, burnRate float64) metadata {
-	md := metadata{CommandLine: c.args, GoVersion: runtime.Version(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH,
+func collectMetadata(c config, memLimit int64, burnRate float64) report.Metadata {
+	md := report.Metadata{CommandLine: c.args, GoVersion: runtime.Version(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH,
 		CPUModel: cpuModel(), NumCPU: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0), MemoryBytes: memTotal(),
-		MemoryLimit: memLimit, BurnIterationsPerSecond: burnRate, Modules: []module{}}
+		MemoryLimit: memLimit, BurnIterationsPerSecond: burnRate, Modules: []report.Module{}}
 	if bi, ok := debug.ReadBuildInfo(); ok {
-		md.MainModule = module{bi.Main.Path, bi.Main.Version}
+		md.MainModule = report.Module{Path: bi.Main.Path, Version: bi.Main.Version}
 		for _, d := range bi.Deps {
 			v := d.Version
 			if d.Replace != nil {
 				v += " => " + d.Replace.Path + " " + d.Replace.Version
 			}
-			md.Modules = append(md.Modules, module{d.Path, v})
+			md.Modules = append(md.Modules, report.Module{Path: d.Path, Version: v})
 		}
 		for _, s := range bi.Settings {
 			switch s.Key {

@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/target"
 )
 
 // checkLoopback accepts host:port addresses on loopback only.
@@ -40,10 +41,10 @@ func checkLoopback(addr string) error {
 // current trial.
 type liveState struct {
 	mu    sync.Mutex
-	churn *churner
+	churn *target.Churner
 }
 
-func (l *liveState) set(g *churner) {
+func (l *liveState) set(g *target.Churner) {
 	l.mu.Lock()
 	l.churn = g
 	l.mu.Unlock()
@@ -67,7 +68,7 @@ func (c *liveCollector) Collect(ch chan<- prometheus.Metric) {
 	g := c.l.churn
 	c.l.mu.Unlock()
 	if g != nil {
-		ch <- prometheus.MustNewConstMetric(c.emitted, prometheus.CounterValue, float64(g.emitted()))
+		ch <- prometheus.MustNewConstMetric(c.emitted, prometheus.CounterValue, float64(g.Emitted()))
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/shardinformer/shardinformer/apisim"
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/target"
 	"github.com/shardinformer/shardinformer/crcache"
 	ourinformers "github.com/shardinformer/shardinformer/informers"
 	ourdynamic "github.com/shardinformer/shardinformer/informers/dynamicinformer"
@@ -39,27 +40,18 @@ const (
 
 var paths = []string{pathTyped, pathDynamic, pathMetadata, pathControllerRuntime}
 
-// Resources the informers list and the churn writes, as a spec names them.
-const (
-	resourcePods = "pods"
-	// resourceWidgets is apisim's custom resource (apisim.WidgetsResource),
-	// each object a pod's content (podWidget): a custom resource as big as
-	// a pod. The dynamic path's on the simulator.
-	resourceWidgets = "widgets"
-)
-
 // resourceOn is the resource of path on a target of kind targetKind: the
 // simulator serves the dynamic path a pod-sized custom resource; a cluster,
 // which has no such resource, pods.
 func resourceOn(path, targetKind string) string {
-	if path == pathDynamic && targetKind == "apisim" {
-		return resourceWidgets
+	if path == pathDynamic && targetKind == target.KindSim {
+		return target.ResourceWidgets
 	}
-	return resourcePods
+	return target.ResourcePods
 }
 
 func resourceGVR(resource string) schema.GroupVersionResource {
-	if resource == resourceWidgets {
+	if resource == target.ResourceWidgets {
 		return apisim.WidgetsResource
 	}
 	return corev1.SchemeGroupVersion.WithResource("pods")
@@ -112,7 +104,7 @@ type informerSource struct {
 // pipe are ours' pipeline options; extra are indexers beyond the namespace
 // index every path's informer has. cs is the typed clientset (typed path only).
 func buildInformer(sp spec, rc *rest.Config, pipe []pipeline.Option, extra cache.Indexers) (src informerSource, cs kubernetes.Interface, err error) {
-	narrow := sp.Endpoint.narrow
+	narrow := sp.Endpoint.Narrow
 	ours := sp.Core == implOurs
 	gvr := resourceGVR(sp.Resource)
 	switch sp.Path {
@@ -186,8 +178,8 @@ func buildInformer(sp spec, rc *rest.Config, pipe []pipeline.Option, extra cache
 		}
 	case pathControllerRuntime:
 		var opts ctrlcache.Options
-		if sp.Endpoint.Kind == "cluster" {
-			opts.DefaultLabelSelector = labels.SelectorFromSet(labels.Set{labelRun: sp.Endpoint.RunID})
+		if sp.Endpoint.Kind == target.KindCluster {
+			opts.DefaultLabelSelector = labels.SelectorFromSet(labels.Set{target.LabelRun: sp.Endpoint.RunID})
 		}
 		newCache := ctrlcache.New
 		if ours {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"io"
 	"math"
 	"path/filepath"
@@ -9,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shardinformer/shardinformer/apisim"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/report"
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/target"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // TestParsePath checks --path: the typed default, what the other paths
@@ -81,10 +80,10 @@ func TestPaths(t *testing.T) {
 		// describe: words of each implementation's description.
 		ours, theirs string
 	}{
-		{pathTyped, resourcePods, "shardinformer informers.NewSharedInformerFactoryWithOptions(clientset", "client-go informers.NewSharedInformerFactoryWithOptions(clientset"},
-		{pathDynamic, resourceWidgets, "shardinformer informers/dynamicinformer.New(dynamic client", "client-go dynamicinformer.NewFilteredDynamicSharedInformerFactory(dynamic client"},
-		{pathMetadata, resourcePods, "shardinformer informers/metadatainformer.NewSharedInformerFactoryWithOptions(metadata client", "client-go metadatainformer.NewFilteredSharedInformerFactory(metadata client"},
-		{pathControllerRuntime, resourcePods, "shardinformer crcache.NewFunc(", "client-go controller-runtime cache.New("},
+		{pathTyped, target.ResourcePods, "shardinformer informers.NewSharedInformerFactoryWithOptions(clientset", "client-go informers.NewSharedInformerFactoryWithOptions(clientset"},
+		{pathDynamic, target.ResourceWidgets, "shardinformer informers/dynamicinformer.New(dynamic client", "client-go dynamicinformer.NewFilteredDynamicSharedInformerFactory(dynamic client"},
+		{pathMetadata, target.ResourcePods, "shardinformer informers/metadatainformer.NewSharedInformerFactoryWithOptions(metadata client", "client-go metadatainformer.NewFilteredSharedInformerFactory(metadata client"},
+		{pathControllerRuntime, target.ResourcePods, "shardinformer crcache.NewFunc(", "client-go controller-runtime cache.New("},
 	} {
 		t.Run("path="+tc.path, func(t *testing.T) {
 			c := mustParse(t, "--path", tc.path, "--scenario", "informer", "--pods", "400", "--namespaces", "4", "--runs", "1",
@@ -156,7 +155,7 @@ func TestPathSideBySide(t *testing.T) {
 			t.Errorf("%s: events per handler %v, churn CPU %v (%v per event)", r.Impl, r.EventsObservedByHandler, r.ChurnCPUSeconds, r.ChurnCPUSecondsPerEvent)
 		}
 	}
-	if slices.ContainsFunc(rep.Figures, func(f figure) bool { return f.Key == "churn_cpu_seconds_per_event" }) {
+	if slices.ContainsFunc(rep.Figures, func(f report.Figure) bool { return f.Key == "churn_cpu_seconds_per_event" }) {
 		t.Error("side by side, the report has a per-event CPU figure")
 	}
 }
@@ -203,7 +202,7 @@ func TestChurnCPUPerEvent(t *testing.T) {
 				burnCPU[r.Impl] = r.HandlerWorkCPUSecondsPerCall
 			}
 		}
-		i := slices.IndexFunc(rep.Figures, func(f figure) bool { return f.Key == "churn_cpu_seconds_per_event" })
+		i := slices.IndexFunc(rep.Figures, func(f report.Figure) bool { return f.Key == "churn_cpu_seconds_per_event" })
 		if i < 0 {
 			t.Fatal("no figure churn_cpu_seconds_per_event")
 		}
@@ -228,48 +227,14 @@ func TestChurnCPUPerEvent(t *testing.T) {
 	}
 }
 
-// TestPodWidget checks the dynamic path's custom resource: a widget of the
-// simulator with a pod's metadata, spec and status, as big as the pod, that
-// the simulator stores and serves back unchanged.
-func TestPodWidget(t *testing.T) {
-	p := newPod("ns", "pod-1", 7, true)
-	stamp(p, 123, 2)
-	w, err := podWidget(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if w.GroupVersionKind() != apisim.WidgetKind || w.GetName() != "pod-1" || w.GetAnnotations()[annGeneration] != "2" {
-		t.Errorf("widget %v %s/%s annotations %v", w.GroupVersionKind(), w.GetNamespace(), w.GetName(), w.GetAnnotations())
-	}
+// TestEmissionOfWidget checks that the handler reads the emission stamp of
+// the dynamic path's objects (unstructured widgets; target's TestPodWidget
+// checks the widget itself).
+func TestEmissionOfWidget(t *testing.T) {
+	w := &unstructured.Unstructured{Object: map[string]any{}}
+	w.SetAnnotations(map[string]string{target.AnnEmitted: "123"})
 	if s, ok := emissionOf(w); !ok || s != 123 {
 		t.Errorf("emission stamp %d %v, want 123", s, ok)
-	}
-	pj, _ := json.Marshal(p)
-	wj, _ := json.Marshal(w)
-	if r := float64(len(wj)) / float64(len(pj)); r < 0.95 || r > 1.05 {
-		t.Errorf("widget %d bytes of JSON, pod %d: not pod-sized", len(wj), len(pj))
-	}
-	srv, err := apisim.New(apisim.Config{EncodedOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	ws, err := podWidgets([]*corev1.Pod{p, newPod("ns", "pod-2", 8, false)})
-	if err != nil || len(ws) != 2 || ws[1].GetName() != "pod-2" {
-		t.Fatalf("podWidgets: %v %v", ws, err)
-	}
-	want := ws[0].DeepCopy()
-	if err := srv.Widgets().Load(ws); err != nil {
-		t.Fatal(err)
-	}
-	got, ok := srv.Widgets().Get("ns", "pod-1")
-	if !ok {
-		t.Fatal("widget not stored")
-	}
-	for _, f := range []string{"spec", "status"} {
-		if !equality.Semantic.DeepEqual(got.Object[f], want.Object[f]) {
-			t.Errorf("stored widget's %s differs from the pod's", f)
-		}
 	}
 }
 

@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/util/watchlist"
 
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/latency"
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/report"
 	"github.com/shardinformer/shardinformer/compact"
 	"github.com/shardinformer/shardinformer/pipeline"
 	"github.com/shardinformer/shardinformer/replicas"
@@ -53,27 +54,6 @@ type replicaSample struct {
 	Queue       int    `json:"queue"`        // work queue length
 	Objects     uint64 `json:"objects"`      // pod objects decoded: list items and watch events
 	Bytes       uint64 `json:"bytes"`        // pod list and watch response bytes read
-}
-
-// replicaFigures is what a replica measures of itself at the end; the
-// parent adds the phase splits from its samples.
-type replicaFigures struct {
-	Objects           int        `json:"objects"`   // cached by its running slot informers
-	ViewKeys          int        `json:"view_keys"` // in its handler's view
-	ActiveSlots       []int      `json:"active_slots"`
-	Reconciles        uint64     `json:"reconciles"`
-	ChurnReconciles   uint64     `json:"churn_reconciles"` // reconciles that took a churn change
-	Latency           latencyRep `json:"latency"`          // change → reconcile start
-	DecodedObjects    uint64     `json:"decoded_objects"`
-	DecodedBytes      uint64     `json:"decoded_bytes"`
-	Fallbacks         uint64     `json:"fallbacks"`       // slot informers that found shardSelector ignored
-	DroppedObjects    uint64     `json:"dropped_objects"` // objects filtered out on the client
-	CPUSeconds        float64    `json:"cpu_seconds"`     // the process's, from its start
-	PeakHeapBytes     uint64     `json:"peak_heap_bytes"`
-	PeakRSSBytes      uint64     `json:"peak_rss_bytes"`
-	RetainedHeapBytes uint64     `json:"retained_heap_bytes"` // live heap at the end, bookkeeping released, minus the live heap at the start
-	BookkeepingBytes  uint64     `json:"bookkeeping_bytes"`   // loadgen's per-key records, released before the heap was measured
-	GCCount           uint32     `json:"gc_count"`
 }
 
 // replicaState is a replica's final view for the parent's checks; it is
@@ -494,7 +474,7 @@ func serveReplica(ctx context.Context, sp spec, cmds <-chan command, emit func(m
 	}
 	ctl := rp.ctl
 	ctl.deleteRec.join(fin.Deletes, &ctl.latency)
-	f := &replicaFigures{Objects: rp.informers.objects(), ViewKeys: len(st.View), ActiveSlots: rp.h.activeSlots(),
+	f := &report.ReplicaFigures{Objects: rp.informers.objects(), ViewKeys: len(st.View), ActiveSlots: rp.h.activeSlots(),
 		Reconciles: ctl.reconciles.Load(), ChurnReconciles: ctl.changes.Load(), Latency: latencyReport(latency.Merge(&ctl.latency)),
 		DecodedObjects: rp.objects.Load(), DecodedBytes: rp.bytes.Load(), Fallbacks: rp.fallbacks.Load(),
 		DroppedObjects: rp.droppped.Load(), CPUSeconds: (cpuEnd - cpu0).Seconds()}

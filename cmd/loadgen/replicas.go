@@ -16,7 +16,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/shardinformer/shardinformer/apisim"
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/report"
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/target"
 	"github.com/shardinformer/shardinformer/replicas"
 )
 
@@ -115,7 +116,7 @@ func replicaNames(n int) []string {
 // runReplicaScenario runs every trial of the replicas scenario: for each
 // server filtering mode, replica count and run, a fresh simulated server
 // and that many replica processes.
-func runReplicaScenario(ctx context.Context, c config, iters func(time.Duration) int64, dir string, prog *progress, stderr io.Writer) (*replicasReport, error) {
+func runReplicaScenario(ctx context.Context, c config, iters func(time.Duration) int64, dir string, prog *progress, stderr io.Writer) (*report.Replicas, error) {
 	rr := newReplicasReport(c)
 	// Several replica processes write to stderr at once.
 	stderr = &syncWriter{w: stderr}
@@ -133,7 +134,7 @@ func runReplicaScenario(ctx context.Context, c config, iters func(time.Duration)
 			}
 		}
 	}
-	rr.summarize()
+	summarizeReplicas(rr)
 	return rr, nil
 }
 
@@ -186,23 +187,24 @@ type replicaSide struct {
 	arrivals int
 	mark     map[string]sample
 	state    *replicaState
-	figures  *replicaFigures
+	figures  *report.ReplicaFigures
 }
 
 func (tr *replicaTrial) label() string {
 	return fmt.Sprintf("%d replica(s), shardSelector %s", tr.n, map[bool]string{true: "on", false: "off"}[tr.filters])
 }
 
-func (tr *replicaTrial) do(ctx context.Context) (replicaTrialReport, error) {
+func (tr *replicaTrial) do(ctx context.Context) (report.ReplicaTrial, error) {
 	c := tr.c
-	res := replicaTrialReport{Replicas: tr.n, ServerFilters: tr.filters, Run: tr.run, Pods: c.pods, Results: []replicaResult{}}
-	srv, err := apisim.New(apisim.Config{EncodedOnly: true, ShardedListAndWatch: tr.filters})
+	res := report.ReplicaTrial{Replicas: tr.n, ServerFilters: tr.filters, Run: tr.run, Pods: c.pods, Results: []report.ReplicaResult{}}
+	tc := targetConfig(c)
+	tc.Resource, tc.ShardedListAndWatch = target.ResourcePods, tr.filters
+	st, err := target.NewSim(tc)
 	if err != nil {
 		return res, err
 	}
-	st := &simTarget{srv: srv, namespaces: c.namespaces, seed: c.seed, managedFields: c.managedFields}
 	defer func() {
-		if err := st.close(context.Background()); err != nil {
+		if err := st.Close(context.Background()); err != nil {
 			fmt.Fprintln(tr.stderr, "loadgen:", err)
 		}
 	}()
@@ -229,14 +231,14 @@ func (tr *replicaTrial) do(ctx context.Context) (replicaTrialReport, error) {
 
 	// Churn, as the controller scenario's.
 	tr.phase = "churn"
-	g := newChurner(st, c)
+	g := target.NewChurner(st, tc)
 	if err := tr.broadcast(command{Cmd: cmdChurnStart, At: time.Now().UnixNano()}); err != nil {
 		return res, err
 	}
 	tr.markAll("churn")
 	churnDone := make(chan error, 1)
 	pprof.Do(ctx, pprof.Labels("role", "churn"), func(ctx context.Context) {
-		go func() { churnDone <- g.run(ctx, c.pods) }() // the churn writer; joined below
+		go func() { churnDone <- g.Run(ctx, c.pods) }() // the churn writer; joined below
 	})
 	var churnErr error
 	if err := tr.pump(ctx, func() bool {
@@ -252,15 +254,15 @@ func (tr *replicaTrial) do(ctx context.Context) (replicaTrialReport, error) {
 	if churnErr != nil {
 		fmt.Fprintf(tr.stderr, "\nloadgen: churn stopped early: %v\n", churnErr)
 	}
-	res.Churn = g.report()
-	if err := tr.broadcast(command{Cmd: cmdChurnEnd, At: g.stoppedAt.UnixNano(), Emitted: g.emitted()}); err != nil {
+	res.Churn = newChurnReport(g.Counts())
+	if err := tr.broadcast(command{Cmd: cmdChurnEnd, At: g.StoppedAt().UnixNano(), Emitted: g.Emitted()}); err != nil {
 		return res, err
 	}
 
 	// Catch up: the group holds the server's keys, nothing queued, no
 	// reconcile for half a second.
 	tr.phase = "catch-up"
-	want, err := st.state(ctx)
+	want, err := st.State(ctx)
 	if err != nil {
 		return res, fmt.Errorf("read the server's state: %w", err)
 	}
@@ -268,19 +270,19 @@ func (tr *replicaTrial) do(ctx context.Context) (replicaTrialReport, error) {
 	quiet := quietTracker{}
 	deadline := time.Now().Add(c.quiesce)
 	if err := tr.pump(ctx, func() bool {
-		return time.Now().After(deadline) || quiet.settled(tr, len(want), g.stoppedAt)
+		return time.Now().After(deadline) || quiet.settled(tr, len(want), g.StoppedAt())
 	}); err != nil {
 		return res, err
 	}
 	caughtUp := tr.latest()
-	res.CatchUpSeconds = max(0, caughtUp.Sub(g.stoppedAt).Seconds()-quietPeriod.Seconds())
+	res.CatchUpSeconds = max(0, caughtUp.Sub(g.StoppedAt()).Seconds()-quietPeriod.Seconds())
 	tr.markAll("caught-up")
 	res.ParentCPUSeconds = (cpuTime() - cpu0).Seconds()
 
 	// Results: each replica's final state and figures, all measured
 	// before any replica stops.
 	tr.phase = "measure"
-	if err := tr.broadcast(command{Cmd: cmdFinish, Deletes: g.deleteStamps()}); err != nil {
+	if err := tr.broadcast(command{Cmd: cmdFinish, Deletes: g.DeleteStamps()}); err != nil {
 		return res, err
 	}
 	if err := tr.pump(ctx, func() bool {
@@ -292,12 +294,12 @@ func (tr *replicaTrial) do(ctx context.Context) (replicaTrialReport, error) {
 	for _, s := range tr.sides {
 		res.Results = append(res.Results, tr.result(s, &res))
 	}
-	res.summarize(c.pods, g.emitted())
+	summarizeReplicaTrial(&res, c.pods, g.Emitted())
 	return res, nil
 }
 
 // start spawns the replica processes.
-func (tr *replicaTrial) start(ctx context.Context, st *simTarget) error {
+func (tr *replicaTrial) start(ctx context.Context, st *target.Sim) error {
 	c := tr.c
 	v := c.variants[c.impls[0]]
 	tr.msgs = make(chan sideMsg, 1024)
@@ -306,7 +308,7 @@ func (tr *replicaTrial) start(ctx context.Context, st *simTarget) error {
 		rs := replicaGroup
 		rs.Identity = name
 		sp := spec{Scenario: scenarioReplicas, Impl: c.impls[0], Core: v.core, Decoder: v.decoder, Diet: v.diet, Compact: v.compact,
-			WireWorkers: c.wireWorkers, Pods: c.pods, Namespaces: c.namespaces, Endpoint: st.endpoint(), Workers: c.workers,
+			WireWorkers: c.wireWorkers, Pods: c.pods, Namespaces: c.namespaces, Endpoint: st.Endpoint(), Workers: c.workers,
 			ReconcileIters: tr.iters(c.reconcileWork), Shards: c.shards, RingSize: c.ringSize, Policy: c.policy.String(),
 			ContentType: c.contentType, WatchList: c.watchList, Seed: c.seed, Quiesce: c.quiesce, Profile: c.profile,
 			Process: true, Replica: &rs}
@@ -337,16 +339,16 @@ func (tr *replicaTrial) converged(pods int) bool {
 		held[s.name] = s.last.Replica.ActiveSlots
 		keys += s.last.Replica.Keys
 	}
-	target, err := replicas.Sticky(tr.names, replicaGroup.Slots, held)
+	assign, err := replicas.Sticky(tr.names, replicaGroup.Slots, held)
 	if err != nil || keys != int64(pods) {
 		return false
 	}
 	for _, s := range tr.sides {
-		if !slices.Equal(s.last.Replica.ActiveSlots, target.OwnedSlots(s.name)) {
+		if !slices.Equal(s.last.Replica.ActiveSlots, assign.OwnedSlots(s.name)) {
 			return false
 		}
 	}
-	tr.target = target
+	tr.target = assign
 	return true
 }
 
@@ -458,7 +460,7 @@ func (tr *replicaTrial) line() string {
 	out := fmt.Sprintf("[%s run %d/%d: %s %s]", tr.label(), tr.run, tr.c.runs, tr.phase, since(tr.t0))
 	for _, s := range tr.sides {
 		if p := s.last; p != nil {
-			out += fmt.Sprintf(" | %s slots %d keys %d done %d heap %s", s.name, len(p.Replica.ActiveSlots), p.Replica.Keys, p.Done, fmtBytes(float64(p.Heap)))
+			out += fmt.Sprintf(" | %s slots %d keys %d done %d heap %s", s.name, len(p.Replica.ActiveSlots), p.Replica.Keys, p.Done, report.FmtBytes(float64(p.Heap)))
 		}
 	}
 	return out
@@ -491,8 +493,8 @@ func (tr *replicaTrial) shutdown() {
 // union of the handlers' views and of the reconciled versions must equal
 // it, no key in two views at the end, and no key's stays in two replicas'
 // views overlapping in time at any point of the trial.
-func (tr *replicaTrial) check(want map[string]string) replicaCheck {
-	chk := replicaCheck{ServerObjects: len(want), Details: []string{}}
+func (tr *replicaTrial) check(want map[string]string) report.ReplicaCheck {
+	chk := report.ReplicaCheck{ServerObjects: len(want), Details: []string{}}
 	note := func(s string) {
 		if len(chk.Details) < maxDetails {
 			chk.Details = append(chk.Details, s)
@@ -549,9 +551,9 @@ func (tr *replicaTrial) check(want map[string]string) replicaCheck {
 }
 
 // result is one replica's figures, split into phases by its marked samples.
-func (tr *replicaTrial) result(s *replicaSide, t *replicaTrialReport) replicaResult {
+func (tr *replicaTrial) result(s *replicaSide, t *report.ReplicaTrial) report.ReplicaResult {
 	f := s.figures
-	r := replicaResult{Identity: s.name, replicaFigures: *f, TargetSlots: len(tr.target.OwnedSlots(s.name)), SlotArrivals: s.arrivals}
+	r := report.ReplicaResult{Identity: s.name, ReplicaFigures: *f, TargetSlots: len(tr.target.OwnedSlots(s.name)), SlotArrivals: s.arrivals}
 	conv, churn, caught := s.mark["converged"], s.mark["churn"], s.mark["caught-up"]
 	if conv.Replica == nil || churn.Replica == nil || caught.Replica == nil {
 		return r

@@ -8,125 +8,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/plot"
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/report"
 )
-
-// replicasReport is the replicas scenario's section of the report.
-type replicasReport struct {
-	Group replicaGroupInfo `json:"group"`
-	// Note says how to read the figures on this machine.
-	Note string `json:"note"`
-	// Rows summarize the trials per server filtering mode and replica
-	// count: medians over runs (aggregates) or over runs × replicas (per
-	// replica), with min–max.
-	Rows   []replicaRow         `json:"rows"`
-	Trials []replicaTrialReport `json:"trials"`
-	Pass   bool                 `json:"pass"` // every trial's check passed
-}
-
-// replicaGroupInfo is the group's settings, the same for every replica.
-type replicaGroupInfo struct {
-	Counts               []int   `json:"counts"`
-	ShardSelector        string  `json:"shard_selector"` // --shard-selector: on, off or both
-	Slots                int     `json:"slots"`
-	LeaseDurationSeconds float64 `json:"lease_duration_seconds"`
-	RenewDeadlineSeconds float64 `json:"renew_deadline_seconds"`
-	RenewIntervalSeconds float64 `json:"renew_interval_seconds"`
-	HandlerCalls         string  `json:"handler_calls"`
-}
-
-// replicaRow is one replica count in one filtering mode.
-type replicaRow struct {
-	ServerFilters bool `json:"server_filters"`
-	Replicas      int  `json:"replicas"`
-	// Aggregates, one sample per run.
-	ConvergeSeconds          stat `json:"converge_seconds"`
-	SyncReconcilesPerSecond  stat `json:"sync_reconciles_per_second"`
-	ChurnReconcilesPerSecond stat `json:"churn_reconciles_per_second"`
-	CatchUpSeconds           stat `json:"catch_up_seconds"`
-	// TotalRetainedHeapBytes sums the replicas' retained heaps (one
-	// sample per run): divided by N, the mean per replica.
-	TotalRetainedHeapBytes stat `json:"total_retained_heap_bytes"`
-	// Per replica, one sample per replica and run. The assignment gives
-	// each replica ⌊slots/N⌋ or ⌈slots/N⌉ slots: SlotsOwned shows how
-	// the slots were split, and the retained heap per slot owned is the
-	// memory per unit of share.
-	ReplicaSlotsOwned              stat `json:"replica_slots_owned"`
-	ReplicaSlotArrivals            stat `json:"replica_slot_arrivals"`
-	ReplicaHeapPerSlotBytes        stat `json:"replica_heap_per_slot_bytes"`
-	ReplicaSyncReconcilesPerSecond stat `json:"replica_sync_reconciles_per_second"`
-	ReplicaObjects                 stat `json:"replica_objects"`
-	ReplicaRetainedHeapBytes       stat `json:"replica_retained_heap_bytes"`
-	ReplicaPeakRSSBytes            stat `json:"replica_peak_rss_bytes"`
-	ReplicaSyncDecodedShare        stat `json:"replica_sync_decoded_share"`
-	ReplicaChurnDecodedShare       stat `json:"replica_churn_decoded_share"`
-	ReplicaCPUSeconds              stat `json:"replica_cpu_seconds"`
-}
-
-// replicaTrialReport is one trial: a fresh simulated server, N replica
-// processes through convergence, churn, catch-up and the checks.
-type replicaTrialReport struct {
-	Replicas      int  `json:"replicas"`
-	ServerFilters bool `json:"server_filters"` // the server applied shardSelector
-	Run           int  `json:"run"`
-	Pods          int  `json:"pods"`
-	// ConvergeSeconds: replicas started → every slot active at its target
-	// owner, every initial key reconciled, every queue empty.
-	ConvergeSeconds float64 `json:"converge_seconds"`
-	// Aggregate reconciles/s: to converge (the initial backlog and
-	// hand-overs), and from the churn's start to caught up.
-	SyncReconcilesPerSecond  float64 `json:"sync_reconciles_per_second"`
-	ChurnReconcilesPerSecond float64 `json:"churn_reconciles_per_second"`
-	// CatchUpSeconds: churn end → the group holds the server's state.
-	CatchUpSeconds   float64         `json:"catch_up_seconds"`
-	Churn            churnReport     `json:"churn"`
-	ServerObjects    int             `json:"server_objects"`
-	Server           trialServer     `json:"server"`
-	ParentCPUSeconds float64         `json:"parent_cpu_seconds"` // server and churn writer, replicas' start → caught up
-	Check            replicaCheck    `json:"check"`
-	Results          []replicaResult `json:"results"`
-}
-
-// replicaCheck is the group's final state against the server's.
-type replicaCheck struct {
-	Pass          bool `json:"pass"`
-	ServerObjects int  `json:"server_objects"`
-	// Keys missing, extra or at another resourceVersion in the union of the
-	// handlers' views, and in the union of the versions last reconciled.
-	ViewMismatches       int `json:"view_mismatches"`
-	ReconciledMismatches int `json:"reconciled_mismatches"`
-	// KeysInTwoViews at the end; Overlaps: keys whose stays in two
-	// replicas' views overlapped in time (wall clock of one machine), out
-	// of Stays recorded.
-	KeysInTwoViews int      `json:"keys_in_two_views"`
-	Overlaps       int      `json:"overlaps"`
-	Stays          int      `json:"stays"`
-	Details        []string `json:"details"`
-}
-
-// replicaResult is one replica's figures in one trial.
-type replicaResult struct {
-	Identity    string `json:"identity"`
-	TargetSlots int    `json:"target_slots"`
-	// SlotArrivals counts the slots that entered the replica's view
-	// between two of its samples (0.1 s apart) until the group converged:
-	// TargetSlots when every slot went straight to its final owner, more
-	// when replicas that started apart handed slots on to later ones.
-	SlotArrivals int `json:"slot_arrivals"`
-	replicaFigures
-	SyncReconciles           uint64  `json:"sync_reconciles"`
-	SyncReconcilesPerSecond  float64 `json:"sync_reconciles_per_second"`
-	ChurnReconcilesPerSecond float64 `json:"churn_reconciles_per_second"`
-	SyncDecodedObjects       uint64  `json:"sync_decoded_objects"`
-	SyncDecodedBytes         uint64  `json:"sync_decoded_bytes"`
-	ChurnDecodedObjects      uint64  `json:"churn_decoded_objects"`
-	ChurnDecodedBytes        uint64  `json:"churn_decoded_bytes"`
-	// Shares: objects decoded to converge / pods; churn events decoded /
-	// churn events written. With server-side filtering about 1/N.
-	SyncDecodedShare  float64 `json:"sync_decoded_share"`
-	ChurnDecodedShare float64 `json:"churn_decoded_share"`
-	SyncCPUSeconds    float64 `json:"sync_cpu_seconds"`
-	ChurnCPUSeconds   float64 `json:"churn_cpu_seconds"`
-}
 
 // replicasNote is the report's reading guide for the scenario.
 const replicasNote = "Every replica is a process of its own on the same machine, and the simulated API server and churn writer run in the parent: " +
@@ -139,16 +22,16 @@ const replicasNote = "Every replica is a process of its own on the same machine,
 	"Slots moved in counts the slots that entered a replica's view until the group converged: its slots owned when each slot went straight " +
 	"to its final owner, more when a replica that started first held slots that later ones then took."
 
-func newReplicasReport(c config) *replicasReport {
+func newReplicasReport(c config) *report.Replicas {
 	g := replicaGroup
-	return &replicasReport{Group: replicaGroupInfo{Counts: c.replicaCounts, ShardSelector: c.shardSelector, Slots: g.Slots,
+	return &report.Replicas{Group: report.ReplicaGroup{Counts: c.replicaCounts, ShardSelector: c.shardSelector, Slots: g.Slots,
 		LeaseDurationSeconds: g.LeaseDuration.Seconds(), RenewDeadlineSeconds: g.RenewDeadline.Seconds(), RenewIntervalSeconds: g.RenewInterval.Seconds(),
 		HandlerCalls: "one at a time per replica (runner Workers 1): the handler only updates the view and enqueues; --workers reconcile workers per replica"},
-		Note: fmt.Sprintf(replicasNote, runtime.NumCPU()), Rows: []replicaRow{}, Trials: []replicaTrialReport{}}
+		Note: fmt.Sprintf(replicasNote, runtime.NumCPU()), Rows: []report.ReplicaRow{}, Trials: []report.ReplicaTrial{}}
 }
 
-// summarize derives the trial's aggregates and each replica's shares.
-func (t *replicaTrialReport) summarize(pods int, emitted uint64) {
+// summarizeReplicaTrial derives the trial's aggregates and each replica's shares.
+func summarizeReplicaTrial(t *report.ReplicaTrial, pods int, emitted uint64) {
 	for i := range t.Results {
 		r := &t.Results[i]
 		if pods > 0 {
@@ -162,15 +45,15 @@ func (t *replicaTrialReport) summarize(pods int, emitted uint64) {
 	}
 }
 
-// summarize builds the rows and the verdict from the trials.
-func (rr *replicasReport) summarize() {
+// summarizeReplicas builds the rows and the verdict from the trials.
+func summarizeReplicas(rr *report.Replicas) {
 	rr.Pass = len(rr.Trials) > 0
 	type rowKey struct {
 		filters bool
 		n       int
 	}
 	var order []rowKey
-	byRow := map[rowKey][]*replicaTrialReport{}
+	byRow := map[rowKey][]*report.ReplicaTrial{}
 	for i := range rr.Trials {
 		t := &rr.Trials[i]
 		rr.Pass = rr.Pass && t.Check.Pass
@@ -181,15 +64,15 @@ func (rr *replicasReport) summarize() {
 		byRow[k] = append(byRow[k], t)
 	}
 	for _, k := range order {
-		row := replicaRow{ServerFilters: k.filters, Replicas: k.n}
-		trial := func(unit string, get func(*replicaTrialReport) float64) stat {
+		row := report.ReplicaRow{ServerFilters: k.filters, Replicas: k.n}
+		trial := func(unit string, get func(*report.ReplicaTrial) float64) report.Stat {
 			var xs []float64
 			for _, t := range byRow[k] {
 				xs = append(xs, get(t))
 			}
 			return textStat(unit, xs)
 		}
-		each := func(unit string, get func(*replicaResult) float64) stat {
+		each := func(unit string, get func(*report.ReplicaResult) float64) report.Stat {
 			var xs []float64
 			for _, t := range byRow[k] {
 				for i := range t.Results {
@@ -198,44 +81,46 @@ func (rr *replicasReport) summarize() {
 			}
 			return textStat(unit, xs)
 		}
-		row.ConvergeSeconds = trial("s", func(t *replicaTrialReport) float64 { return t.ConvergeSeconds })
-		row.SyncReconcilesPerSecond = trial("per_s", func(t *replicaTrialReport) float64 { return t.SyncReconcilesPerSecond })
-		row.ChurnReconcilesPerSecond = trial("per_s", func(t *replicaTrialReport) float64 { return t.ChurnReconcilesPerSecond })
-		row.CatchUpSeconds = trial("s", func(t *replicaTrialReport) float64 { return t.CatchUpSeconds })
-		row.TotalRetainedHeapBytes = trial("bytes", func(t *replicaTrialReport) float64 {
+		row.ConvergeSeconds = trial("s", func(t *report.ReplicaTrial) float64 { return t.ConvergeSeconds })
+		row.SyncReconcilesPerSecond = trial("per_s", func(t *report.ReplicaTrial) float64 { return t.SyncReconcilesPerSecond })
+		row.ChurnReconcilesPerSecond = trial("per_s", func(t *report.ReplicaTrial) float64 { return t.ChurnReconcilesPerSecond })
+		row.CatchUpSeconds = trial("s", func(t *report.ReplicaTrial) float64 { return t.CatchUpSeconds })
+		row.TotalRetainedHeapBytes = trial("bytes", func(t *report.ReplicaTrial) float64 {
 			var sum float64
 			for _, r := range t.Results {
 				sum += float64(r.RetainedHeapBytes)
 			}
 			return sum
 		})
-		row.ReplicaSlotsOwned = each("count", func(r *replicaResult) float64 { return float64(r.TargetSlots) })
-		row.ReplicaSlotArrivals = each("count", func(r *replicaResult) float64 { return float64(r.SlotArrivals) })
-		row.ReplicaHeapPerSlotBytes = each("bytes", func(r *replicaResult) float64 { return float64(r.RetainedHeapBytes) / float64(max(r.TargetSlots, 1)) })
-		row.ReplicaSyncReconcilesPerSecond = each("per_s", func(r *replicaResult) float64 { return r.SyncReconcilesPerSecond })
-		row.ReplicaObjects = each("count", func(r *replicaResult) float64 { return float64(r.Objects) })
-		row.ReplicaRetainedHeapBytes = each("bytes", func(r *replicaResult) float64 { return float64(r.RetainedHeapBytes) })
-		row.ReplicaPeakRSSBytes = each("bytes", func(r *replicaResult) float64 { return float64(r.PeakRSSBytes) })
-		row.ReplicaSyncDecodedShare = each("ratio", func(r *replicaResult) float64 { return r.SyncDecodedShare })
-		row.ReplicaChurnDecodedShare = each("ratio", func(r *replicaResult) float64 { return r.ChurnDecodedShare })
-		row.ReplicaCPUSeconds = each("s", func(r *replicaResult) float64 { return r.CPUSeconds })
+		row.ReplicaSlotsOwned = each("count", func(r *report.ReplicaResult) float64 { return float64(r.TargetSlots) })
+		row.ReplicaSlotArrivals = each("count", func(r *report.ReplicaResult) float64 { return float64(r.SlotArrivals) })
+		row.ReplicaHeapPerSlotBytes = each("bytes", func(r *report.ReplicaResult) float64 {
+			return float64(r.RetainedHeapBytes) / float64(max(r.TargetSlots, 1))
+		})
+		row.ReplicaSyncReconcilesPerSecond = each("per_s", func(r *report.ReplicaResult) float64 { return r.SyncReconcilesPerSecond })
+		row.ReplicaObjects = each("count", func(r *report.ReplicaResult) float64 { return float64(r.Objects) })
+		row.ReplicaRetainedHeapBytes = each("bytes", func(r *report.ReplicaResult) float64 { return float64(r.RetainedHeapBytes) })
+		row.ReplicaPeakRSSBytes = each("bytes", func(r *report.ReplicaResult) float64 { return float64(r.PeakRSSBytes) })
+		row.ReplicaSyncDecodedShare = each("ratio", func(r *report.ReplicaResult) float64 { return r.SyncDecodedShare })
+		row.ReplicaChurnDecodedShare = each("ratio", func(r *report.ReplicaResult) float64 { return r.ChurnDecodedShare })
+		row.ReplicaCPUSeconds = each("s", func(r *report.ReplicaResult) float64 { return r.CPUSeconds })
 		rr.Rows = append(rr.Rows, row)
 	}
 }
 
-// textStat is statOf with its text in unit.
-func textStat(unit string, xs []float64) stat {
+// textStat is report.StatOf with its text in unit.
+func textStat(unit string, xs []float64) report.Stat {
 	if len(xs) == 0 {
-		return stat{Samples: []float64{}}
+		return report.Stat{Samples: []float64{}}
 	}
-	s := statOf(xs)
-	s.Text = fmtStat(unit, s)
+	s := report.StatOf(xs)
+	s.Text = report.FmtStat(unit, s)
 	return s
 }
 
-// headline says how the per-replica share and the aggregate rate moved
+// replicasHeadline says how the per-replica share and the aggregate rate moved
 // with the replica count.
-func (rr *replicasReport) headline(pods int) string {
+func replicasHeadline(rr *report.Replicas, pods int) string {
 	if len(rr.Rows) == 0 {
 		return "no results"
 	}
@@ -252,9 +137,9 @@ func (rr *replicasReport) headline(pods int) string {
 				first = mean
 			}
 			counts = append(counts, fmt.Sprint(row.Replicas))
-			heap = append(heap, fmt.Sprintf("%s (%.2f×, largest %s)", fmtBytes(mean), mean/max(first, 1), fmtBytes(row.ReplicaRetainedHeapBytes.Max)))
+			heap = append(heap, fmt.Sprintf("%s (%.2f×, largest %s)", report.FmtBytes(mean), mean/max(first, 1), report.FmtBytes(row.ReplicaRetainedHeapBytes.Max)))
 			share = append(share, fmt.Sprintf("%.2f (largest %.2f)", row.ReplicaChurnDecodedShare.Median, row.ReplicaChurnDecodedShare.Max))
-			rate = append(rate, fmtRate(row.SyncReconcilesPerSecond.Median))
+			rate = append(rate, report.FmtRate(row.SyncReconcilesPerSecond.Median))
 		}
 		if len(counts) == 0 {
 			continue
@@ -263,12 +148,12 @@ func (rr *replicasReport) headline(pods int) string {
 			map[bool]string{true: "on", false: "off (client-side fallback)"}[filters], strings.Join(counts, " → "),
 			strings.Join(heap, ", "), strings.Join(share, ", "), strings.Join(rate, ", ")))
 	}
-	return fmt.Sprintf("Controller replicas on %s pods, each a process on one machine: %s.", fmtCount(pods), strings.Join(parts, "; "))
+	return fmt.Sprintf("Controller replicas on %s pods, each a process on one machine: %s.", report.FmtCount(pods), strings.Join(parts, "; "))
 }
 
-// charts draws reconciles/s, memory and decoding per replica against the
+// replicasCharts draws reconciles/s, memory and decoding per replica against the
 // replica count.
-func (rr *replicasReport) charts() []plot.Chart {
+func replicasCharts(rr *report.Replicas) []plot.Chart {
 	if len(rr.Rows) == 0 {
 		return nil
 	}
@@ -327,7 +212,7 @@ func (rr *replicasReport) charts() []plot.Chart {
 	out := []plot.Chart{plot.Line(rate), plot.Line(mem), plot.Line(dec)}
 	for i := range out {
 		out[i].X = countAxis(out[i].X, rr.Group.Counts[len(rr.Group.Counts)-1])
-		finishChart(&out[i])
+		report.FinishChart(&out[i])
 	}
 	return out
 }
@@ -346,7 +231,7 @@ func countAxis(a plot.Axis, n int) plot.Axis {
 }
 
 // printReplicas writes the replicas scenario's table, note and checks.
-func printReplicas(w io.Writer, r *report) {
+func printReplicas(w io.Writer, r *report.Report) {
 	rr := r.Replicas
 	g := rr.Group
 	fmt.Fprintf(w, "group: %d slots, leases %gs (renew deadline %gs, every %gs); handler calls %s\n\n",
@@ -359,7 +244,7 @@ func printReplicas(w io.Writer, r *report) {
 			mode = "client (fallback)"
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", mode, row.Replicas, row.ConvergeSeconds.Text,
-			row.SyncReconcilesPerSecond.Text, row.ChurnReconcilesPerSecond.Text, fmtBytes(row.TotalRetainedHeapBytes.Median/float64(row.Replicas)),
+			row.SyncReconcilesPerSecond.Text, row.ChurnReconcilesPerSecond.Text, report.FmtBytes(row.TotalRetainedHeapBytes.Median/float64(row.Replicas)),
 			row.ReplicaSlotsOwned.Text, row.ReplicaSlotArrivals.Text, row.ReplicaSyncReconcilesPerSecond.Text,
 			row.ReplicaObjects.Text, row.ReplicaRetainedHeapBytes.Text, row.ReplicaHeapPerSlotBytes.Text, row.ReplicaPeakRSSBytes.Text,
 			row.ReplicaSyncDecodedShare.Text, row.ReplicaChurnDecodedShare.Text, row.ReplicaCPUSeconds.Text)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/report"
 	"io"
 	"os"
 	"path/filepath"
@@ -135,7 +136,7 @@ func TestReplicasScenario(t *testing.T) {
 	}
 	i := bytes.Index(h, []byte(`<script type="application/json" id="report-data">`))
 	j := bytes.Index(h[i:], []byte("</script>"))
-	var embedded report
+	var embedded report.Report
 	if i < 0 || j < 0 || json.Unmarshal(h[i+len(`<script type="application/json" id="report-data">`):i+j], &embedded) != nil ||
 		embedded.Replicas == nil || len(embedded.Replicas.Rows) != 4 {
 		t.Error("the HTML does not embed the replicas section")

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/target"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -29,7 +30,7 @@ func TestReusePodsOnRealCluster(t *testing.T) {
 	args := []string{"--kubeconfig", c.Kubeconfig(), "--reuse-pods", "--scenario", "informer", "--churn-duration", "0",
 		"--churn-events", "0", "--pods", "40", "--namespaces", "3", "--runs", "1", "--out-dir", "", "--progress", "0",
 		"--server-pids", strconv.Itoa(os.Getpid())}
-	sel := metav1.ListOptions{LabelSelector: labelRun + "=" + reuseRunID(pods, namespaces, 1)}
+	sel := metav1.ListOptions{LabelSelector: target.LabelRun + "=" + target.ReuseRunID(pods, namespaces, 1)}
 	list := func() map[string]corev1.Pod {
 		t.Helper()
 		l, err := cs.CoreV1().Pods("").List(ctx, sel)
@@ -74,9 +75,9 @@ func TestReusePodsOnRealCluster(t *testing.T) {
 	}
 
 	// An interrupted populate: one pod missing, one without its status.
-	ns0 := namespaceName(endpoint{Kind: "cluster", RunID: reuseRunID(pods, namespaces, 1)}, 0, namespaces)
-	gone, bare := ns0+"/"+podName(0), ns0+"/"+podName(3)
-	if err := cs.CoreV1().Pods(ns0).Delete(ctx, podName(0), metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
+	ns0 := target.Endpoint{Kind: target.KindCluster, RunID: target.ReuseRunID(pods, namespaces, 1)}.Namespace(0, namespaces)
+	gone, bare := ns0+"/"+target.PodName(0), ns0+"/"+target.PodName(3)
+	if err := cs.CoreV1().Pods(ns0).Delete(ctx, target.PodName(0), metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
 		t.Fatal(err)
 	}
 	p := first[bare]

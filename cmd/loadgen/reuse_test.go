@@ -5,15 +5,12 @@ import (
 	"errors"
 	"flag"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
-
-	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/procfs"
 )
@@ -57,32 +54,6 @@ func TestParseFlagsReusePods(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), w) {
 				t.Errorf("parseFlags(%q) = %v, want an error containing %q", tc.args, err, w)
 			}
-		}
-	}
-}
-
-func TestReuseRunIDIsAValidLabelAndNamespace(t *testing.T) {
-	for _, tc := range []struct {
-		pods, namespaces int
-		seed             int64
-	}{{100000, 100, 1}, {1, 1, 0}, {math.MaxInt32, 999, math.MinInt64}, {5, 7, math.MaxInt64}} {
-		id := reuseRunID(tc.pods, tc.namespaces, tc.seed)
-		if errs := validation.IsValidLabelValue(id); len(errs) > 0 {
-			t.Errorf("run id %q is not a label value: %v", id, errs)
-		}
-		ns := namespaceName(endpoint{Kind: "cluster", RunID: id}, tc.namespaces-1, tc.namespaces)
-		if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
-			t.Errorf("namespace %q is not a DNS label: %v", ns, errs)
-		}
-	}
-	// The same flags name the same pods; any other value names others.
-	a := reuseRunID(100000, 100, 1)
-	if a != reuseRunID(100000, 100, 1) {
-		t.Error("run id not deterministic")
-	}
-	for _, b := range []string{reuseRunID(10000, 100, 1), reuseRunID(100000, 10, 1), reuseRunID(100000, 100, 2), reuseRunID(1000001, 0, 0)} {
-		if a == b {
-			t.Errorf("%q names two pod sets", a)
 		}
 	}
 }

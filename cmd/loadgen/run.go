@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
@@ -17,7 +16,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/shardinformer/shardinformer/apisim"
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/report"
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/target"
 	"github.com/shardinformer/shardinformer/faults"
 	clientfeatures "k8s.io/client-go/features"
 )
@@ -27,14 +27,16 @@ var errCheckFailed = errors.New("correctness check failed")
 
 // run performs every trial the configuration asks for and writes the
 // reports. It returns errCheckFailed (with the report) when a check failed.
-func run(ctx context.Context, c config, stdout, stderr io.Writer) (*report, error) {
+func run(ctx context.Context, c config, stdout, stderr io.Writer) (*report.Report, error) {
 	if err := setWatchList(c.watchList); err != nil {
 		return nil, err
 	}
 	memLimit := defaultMemoryLimit()
 	rate := calibrate()
 	iters := func(d time.Duration) int64 { return int64(d.Seconds() * rate) }
-	rep := newReport(c, collectMetadata(c, memLimit, rate))
+	md := collectMetadata(c, memLimit, rate)
+	set, impls := reportSettings(c, md)
+	rep := report.New(c.scenario, set, impls, md)
 	rep.Settings.ReconcileIterations, rep.Settings.HandlerIterations = iters(c.reconcileWork), iters(c.handlerWork)
 	dir, err := makeRunDir(c.outDir, c.scenario, rep.StartedAt)
 	if err != nil {
@@ -68,7 +70,7 @@ func run(ctx context.Context, c config, stdout, stderr io.Writer) (*report, erro
 	}
 	// An implementation that did not fit is not run again at that size or
 	// above (fit.go).
-	unfit := map[string]*didNotFit{}
+	unfit := map[string]*report.DidNotFit{}
 	for _, pods := range sizes {
 		for r := 1; r <= c.runs; r++ {
 			groups := [][]string{c.impls}
@@ -80,8 +82,8 @@ func run(ctx context.Context, c config, stdout, stderr io.Writer) (*report, erro
 			}
 			for _, impls := range groups {
 				if d := unfit[impls[0]]; d != nil && !c.sideBySide {
-					rep.DidNotFit = append(rep.DidNotFit, didNotFit{Impl: impls[0], Pods: pods, Run: r, Text: d.Text, LimitBytes: d.LimitBytes,
-						NotRun: true, Reason: fmt.Sprintf("not run: it did not fit at %s pods in run %d", fmtCount(d.Pods), d.Run)})
+					rep.DidNotFit = append(rep.DidNotFit, report.DidNotFit{Impl: impls[0], Pods: pods, Run: r, Text: d.Text, LimitBytes: d.LimitBytes,
+						NotRun: true, Reason: fmt.Sprintf("not run: it did not fit at %s pods in run %d", report.FmtCount(d.Pods), d.Run)})
 					continue
 				}
 				tr := trial{c: c, pods: pods, run: r, impls: impls, iters: iters, dir: dir, prog: prog, live: live, reg: reg, stderr: stderr}
@@ -90,7 +92,7 @@ func run(ctx context.Context, c config, stdout, stderr io.Writer) (*report, erro
 				if d := tr.didNotFit(); err != nil && d != nil && ctx.Err() == nil {
 					d.Pods, d.Run = pods, r
 					fmt.Fprintf(stderr, "loadgen: %s at %s pods, run %d: %s (%s, %s); going on without it at this size and above\n",
-						d.Impl, fmtCount(pods), r, d.Text, d.Reason, d.Phase)
+						d.Impl, report.FmtCount(pods), r, d.Text, d.Reason, d.Phase)
 					rep.DidNotFit = append(rep.DidNotFit, *d)
 					unfit[d.Impl] = d
 					freeOSMemory()
@@ -104,9 +106,9 @@ func run(ctx context.Context, c config, stdout, stderr io.Writer) (*report, erro
 			}
 		}
 	}
-	rep.finish()
+	finishReport(rep)
 	if c.scenario == scenarioSoak {
-		rep.addSoak(c.soak)
+		addSoak(rep, c.soak)
 	}
 	printSummary(stdout, rep)
 	printFaults(stdout, rep)
@@ -123,13 +125,13 @@ func run(ctx context.Context, c config, stdout, stderr io.Writer) (*report, erro
 		htmlPaths = append(htmlPaths, c.html)
 	}
 	for _, p := range jsonPaths {
-		if err := writeJSON(p, rep); err != nil {
+		if err := report.WriteJSON(p, rep); err != nil {
 			return rep, fmt.Errorf("write JSON report: %w", err)
 		}
 		fmt.Fprintf(stdout, "JSON report: %s\n", p)
 	}
 	for _, p := range htmlPaths {
-		if err := writeHTML(p, rep); err != nil {
+		if err := report.WriteHTML(p, rep); err != nil {
 			return rep, fmt.Errorf("write HTML report: %w", err)
 		}
 		fmt.Fprintf(stdout, "HTML report: %s\n", p)
@@ -221,25 +223,25 @@ func (tr *trial) profileDir(impl string) string {
 	return filepath.Join(tr.dir, "profiles", fmt.Sprintf("%d-run%d-%s", tr.pods, tr.run, impl))
 }
 
-func (tr *trial) do(ctx context.Context) (trialReport, error) {
+func (tr *trial) do(ctx context.Context) (report.Trial, error) {
 	c := tr.c
-	res := trialReport{Pods: tr.pods, Run: tr.run, Impls: tr.impls, Mode: modeProcess}
+	res := report.Trial{Pods: tr.pods, Run: tr.run, Impls: tr.impls, Mode: modeProcess}
 	if c.sideBySide {
 		res.Mode = modeSideBySide
 	}
-	var t target
+	var t target.Target
 	if c.kubeconfig != "" {
 		id := newRunID()
 		if c.reusePods {
-			id = reuseRunID(tr.pods, c.namespaces, c.seed)
+			id = target.ReuseRunID(tr.pods, c.namespaces, c.seed)
 		}
-		ct, err := newClusterTarget(ctx, c, id)
+		ct, err := target.NewCluster(ctx, targetConfig(c), id)
 		if err != nil {
 			return res, err
 		}
 		t = ct
 	} else {
-		st, err := newSimTarget(c)
+		st, err := target.NewSim(targetConfig(c))
 		if err != nil {
 			return res, err
 		}
@@ -249,11 +251,11 @@ func (tr *trial) do(ctx context.Context) (trialReport, error) {
 		// A fresh context: cleanup must run after Ctrl-C too.
 		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
-		if err := t.close(cctx); err != nil {
+		if err := t.Close(cctx); err != nil {
 			fmt.Fprintln(tr.stderr, "loadgen:", err)
 		}
 	}()
-	res.Target = t.kind()
+	res.Target = t.Kind()
 	if err := tr.setup(ctx, t, &res.Server); err != nil {
 		return res, err
 	}
@@ -304,12 +306,12 @@ func (tr *trial) do(ctx context.Context) (trialReport, error) {
 	// Catch up and check: the clients ask for the server's state.
 	tr.phase = "catch-up"
 	var cached map[string]string
-	_, isSim := t.(*simTarget)
+	_, isSim := t.(*target.Sim)
 	tr.state = func() (map[string]string, bool, error) {
 		if cached != nil {
 			return cached, true, nil
 		}
-		st, err := t.state(ctx)
+		st, err := t.State(ctx)
 		if err != nil {
 			return nil, false, err
 		}
@@ -332,15 +334,15 @@ func (tr *trial) do(ctx context.Context) (trialReport, error) {
 			res.CPUByLabel[k] = v.Seconds()
 		}
 	}
-	return res, tr.collect(ctx, &res, g.deleteStamps())
+	return res, tr.collect(ctx, &res, g.DeleteStamps())
 }
 
 // setup populates t, then serves it with every object encoded in advance,
 // so that the server's encoding work is not done during the client's sync.
-func (tr *trial) setup(ctx context.Context, t target, srv *trialServer) error {
+func (tr *trial) setup(ctx context.Context, t target.Target, srv *report.TrialServer) error {
 	cpu0 := cpuTime()
 	popStart := time.Now()
-	if err := t.populate(ctx, tr.pods, func(n int) {
+	if err := t.Populate(ctx, tr.pods, func(n int) {
 		tr.prog.update(func() string {
 			return fmt.Sprintf("[%s run %d/%d: populate %s] %d/%d pods", strings.Join(tr.impls, "+"), tr.run, tr.c.runs, since(popStart), n, tr.pods)
 		})
@@ -348,14 +350,14 @@ func (tr *trial) setup(ctx context.Context, t target, srv *trialServer) error {
 		return fmt.Errorf("populate: %w", err)
 	}
 	srv.PopulateSeconds = time.Since(popStart).Seconds()
-	if st, ok := t.(*simTarget); ok {
+	if st, ok := t.(*target.Sim); ok {
 		var err error
-		pprof.Do(ctx, pprof.Labels("role", "server"), func(context.Context) { err = st.start() })
+		pprof.Do(ctx, pprof.Labels("role", "server"), func(context.Context) { err = st.Start() })
 		if err != nil {
 			return err
 		}
 		encStart := time.Now()
-		if err := st.preencode(ctx, tr.c.contentType); err != nil {
+		if err := st.Preencode(ctx, tr.c.contentType); err != nil {
 			return fmt.Errorf("pre-encode: %w", err)
 		}
 		srv.PreencodeSeconds = time.Since(encStart).Seconds()
@@ -370,7 +372,7 @@ func (tr *trial) setup(ctx context.Context, t target, srv *trialServer) error {
 // otherwise loadgen profiles in memory (children profile themselves).
 // byLabel ends the CPU profile and returns the split (nil if none); stop
 // ends everything and may follow byLabel.
-func (tr *trial) profiling(res *trialReport) (byLabel func() map[string]time.Duration, stop func(), err error) {
+func (tr *trial) profiling(res *report.Trial) (byLabel func() map[string]time.Duration, stop func(), err error) {
 	var stopProfile func()
 	var profFile string
 	if tr.c.sideBySide && tr.c.profile != "" {
@@ -413,10 +415,10 @@ func (tr *trial) profiling(res *trialReport) (byLabel func() map[string]time.Dur
 
 // start starts the implementations under test: each in a child process, or
 // side by side on goroutines of this process.
-func (tr *trial) start(ctx context.Context, t target) error {
+func (tr *trial) start(ctx context.Context, t target.Target) error {
 	c := tr.c
 	tr.msgs = make(chan sideMsg, 1024)
-	base := spec{Scenario: scenarioInformer, Path: c.path, Resource: resourceOn(c.path, t.kind()), Pods: tr.pods, Namespaces: c.namespaces, Endpoint: t.endpoint(),
+	base := spec{Scenario: scenarioInformer, Path: c.path, Resource: resourceOn(c.path, t.Kind()), Pods: tr.pods, Namespaces: c.namespaces, Endpoint: t.Endpoint(),
 		Handlers: c.handlers, HandlerWorkers: c.handlerWorkers, HandlerIters: tr.iters(c.handlerWork), Readers: c.readers,
 		Workers: c.workers, ReconcileIters: tr.iters(c.reconcileWork), Shards: c.shards, RingSize: c.ringSize,
 		Policy: c.policy.String(), ContentType: c.contentType, WatchList: c.watchList, Seed: c.seed, Quiesce: c.quiesce,
@@ -461,9 +463,9 @@ func (tr *trial) start(ctx context.Context, t target) error {
 
 // churn runs the churn writer while handling the sides' messages, and tells
 // the sides when it starts and ends.
-func (tr *trial) churn(ctx context.Context, t target, res *trialReport) (*churner, error) {
+func (tr *trial) churn(ctx context.Context, t target.Target, res *report.Trial) (*target.Churner, error) {
 	tr.phase = "churn"
-	g := newChurner(t, tr.c)
+	g := target.NewChurner(t, targetConfig(tr.c))
 	tr.live.set(g) // until the trial ends
 	if err := tr.broadcast(command{Cmd: cmdChurnStart, At: time.Now().UnixNano()}); err != nil {
 		return nil, err
@@ -475,9 +477,9 @@ func (tr *trial) churn(ctx context.Context, t target, res *trialReport) (*churne
 	cctx, stopChurn := context.WithCancel(ctx)
 	defer stopChurn()
 	pprof.Do(cctx, pprof.Labels("role", "churn"), func(ctx context.Context) {
-		go func() { churnDone <- g.run(ctx, tr.pods) }() // the churn writer; joined below
+		go func() { churnDone <- g.Run(ctx, tr.pods) }() // the churn writer; joined below
 	})
-	emitted := []emittedPoint{{T: time.Since(tr.t0).Seconds()}}
+	emitted := []report.EmittedPoint{{T: time.Since(tr.t0).Seconds()}}
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	var churnErr error
@@ -486,7 +488,7 @@ func (tr *trial) churn(ctx context.Context, t target, res *trialReport) (*churne
 		case churnErr = <-churnDone:
 			return true
 		case <-tick.C:
-			emitted = append(emitted, emittedPoint{T: time.Since(tr.t0).Seconds(), Emitted: g.emitted()})
+			emitted = append(emitted, report.EmittedPoint{T: time.Since(tr.t0).Seconds(), Emitted: g.Emitted()})
 			tr.prog.update(func() string { return tr.line("churn", g) })
 		default:
 		}
@@ -500,16 +502,16 @@ func (tr *trial) churn(ctx context.Context, t target, res *trialReport) (*churne
 	if churnErr != nil {
 		fmt.Fprintf(tr.stderr, "\nloadgen: churn stopped early: %v\n", churnErr)
 	}
-	res.Emitted = append(emitted, emittedPoint{T: g.stoppedAt.Sub(tr.t0).Seconds(), Emitted: g.emitted()})
-	res.Churn = g.report()
-	res.ChurnStart, res.ChurnEnd = g.startedAt.Sub(tr.t0).Seconds(), g.stoppedAt.Sub(tr.t0).Seconds()
-	return g, tr.broadcast(command{Cmd: cmdChurnEnd, At: g.stoppedAt.UnixNano(), Emitted: g.emitted()})
+	res.Emitted = append(emitted, report.EmittedPoint{T: g.StoppedAt().Sub(tr.t0).Seconds(), Emitted: g.Emitted()})
+	res.Churn = newChurnReport(g.Counts())
+	res.ChurnStart, res.ChurnEnd = g.StartedAt().Sub(tr.t0).Seconds(), g.StoppedAt().Sub(tr.t0).Seconds()
+	return g, tr.broadcast(command{Cmd: cmdChurnEnd, At: g.StoppedAt().UnixNano(), Emitted: g.Emitted()})
 }
 
 // collect asks each side for its result, one at a time (its heap is
 // measured by releasing it, which must not overlap another's release),
 // waits for every side to end and adds their results to res.
-func (tr *trial) collect(ctx context.Context, res *trialReport, deletes map[string]int64) error {
+func (tr *trial) collect(ctx context.Context, res *report.Trial, deletes map[string]int64) error {
 	for i, s := range tr.sides {
 		if err := s.send(command{Cmd: cmdFinish, Deletes: deletes}); err != nil {
 			return err
@@ -685,7 +687,7 @@ func (tr *trial) shutdown() {
 
 // didNotFit returns why a side's process did not fit, once the trial has
 // ended (shutdown has seen every exit); nil if every side fitted.
-func (tr *trial) didNotFit() *didNotFit {
+func (tr *trial) didNotFit() *report.DidNotFit {
 	for _, s := range tr.sides {
 		if s.didNotFit != nil {
 			return s.didNotFit
@@ -695,26 +697,26 @@ func (tr *trial) didNotFit() *didNotFit {
 }
 
 // line is the progress line: each side's latest sample.
-func (tr *trial) line(phase string, g *churner) string {
+func (tr *trial) line(phase string, g *target.Churner) string {
 	out := fmt.Sprintf("[%s run %d/%d: %s %s]", strings.Join(tr.impls, "+"), tr.run, tr.c.runs, phase, since(tr.t0))
 	if g != nil {
-		out += fmt.Sprintf(" emitted %d", g.emitted())
+		out += fmt.Sprintf(" emitted %d", g.Emitted())
 	}
 	for _, s := range tr.sides {
 		if len(s.samples) == 0 {
 			continue
 		}
 		p := s.samples[len(s.samples)-1]
-		out += fmt.Sprintf(" | %s synced %d/%d seen %d done %d heap %s", s.impl, p.Synced, tr.pods, p.Observed, p.Done, fmtBytes(float64(p.Heap)))
+		out += fmt.Sprintf(" | %s synced %d/%d seen %d done %d heap %s", s.impl, p.Synced, tr.pods, p.Observed, p.Done, report.FmtBytes(float64(p.Heap)))
 	}
 	return out
 }
 
 // timeline converts samples to points in seconds since t0.
-func timeline(ss []sample, t0 time.Time) []timelinePoint {
-	out := make([]timelinePoint, 0, len(ss))
+func timeline(ss []sample, t0 time.Time) []report.TimelinePoint {
+	out := make([]report.TimelinePoint, 0, len(ss))
 	for _, s := range ss {
-		p := timelinePoint{T: float64(s.At-t0.UnixNano()) / 1e9, Synced: s.Synced, Observed: s.Observed,
+		p := report.TimelinePoint{T: float64(s.At-t0.UnixNano()) / 1e9, Synced: s.Synced, Observed: s.Observed,
 			Done: s.Done, Heap: s.Heap, RSS: s.RSS, CPU: s.CPU, GC: s.GC}
 		if s.Lat != nil {
 			p.LatencyCount, p.LatencyP50, p.LatencyP99 = s.Lat.N, s.Lat.P50, s.Lat.P99
@@ -725,36 +727,6 @@ func timeline(ss []sample, t0 time.Time) []timelinePoint {
 }
 
 func since(t time.Time) string { return time.Since(t).Truncate(time.Second).String() }
-
-// preencode makes the simulator encode every stored object in contentType
-// now, by reading one full list and discarding it, so that the clients'
-// initial sync is served from ready bytes and the server's encoding CPU does
-// not overlap the client's measurement. (A metadata-only list reuses a
-// part of the protobuf encoding; the custom resource has JSON only.)
-func (t *simTarget) preencode(ctx context.Context, contentType string) error {
-	path := "/api/v1/pods"
-	if t.resource == resourceWidgets {
-		path, contentType = "/apis/"+apisim.WidgetsResource.GroupVersion().String()+"/"+apisim.WidgetsResource.Resource, "json"
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.srv.URL()+path, nil)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Accept", apisim.ContentTypeJSON)
-	if contentType == "protobuf" {
-		req.Header.Set("Accept", apisim.ContentTypeProtobuf)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("list: %s", resp.Status)
-	}
-	_, err = io.Copy(io.Discard, resp.Body)
-	return err
-}
 
 // runOrder is the order in which run r (from 1) runs the implementations,
 // each alone: as given in odd runs, reversed in even ones (A B, B A, A B…),

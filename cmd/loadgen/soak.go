@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/plot"
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/report"
 	"github.com/shardinformer/shardinformer/faults"
 	"github.com/shardinformer/shardinformer/wire"
 )
@@ -110,14 +111,6 @@ func (c *config) applySoak(fs *flag.FlagSet) []error {
 	return errs
 }
 
-// soakPoint is one sample of an implementation's process: seconds since
-// its trial started, and the value of each series (soakSeries).
-type soakPoint struct {
-	At     int64              `json:"at"` // unix nanos
-	T      float64            `json:"t"`
-	Values map[string]float64 `json:"values"`
-}
-
 // soakSeriesDef names one sampled series. gate: its slope decides the
 // verdict; the others are reported with their fit.
 type soakSeriesDef struct {
@@ -155,7 +148,7 @@ var soakSeries = []soakSeriesDef{
 // soakSample reads c's process and structures now: a forced GC first, so
 // that the live heap is the heap the last cycle marked (runtime/metrics
 // /gc/heap/live:bytes).
-func (c *client) soakSample() soakPoint {
+func (c *client) soakSample() report.SoakPoint {
 	before := heapObjects()
 	runtime.GC()
 	v := map[string]float64{
@@ -204,7 +197,7 @@ func (c *client) soakSample() soakPoint {
 			v["wire_versions"], v["wire_versions_dead"] = float64(ws.Versions), float64(ws.VersionsDead)
 		}
 	}
-	return soakPoint{At: time.Now().UnixNano(), Values: v}
+	return report.SoakPoint{At: time.Now().UnixNano(), Values: v}
 }
 
 // soakSampler is a client's soak sampling goroutine: a point at once, then
@@ -250,50 +243,6 @@ func (s *soakSampler) stop() {
 	}
 	s.once.Do(func() { close(s.quit) })
 	<-s.exited
-}
-
-// soakResult is an implementation's soak: its samples, a fit per series
-// after the warm-up, and the verdicts.
-type soakResult struct {
-	Pass bool `json:"pass"`
-	// Failures says why not, one line each.
-	Failures []string `json:"failures"`
-	// From and To bound the fitted samples, in seconds since the trial
-	// started (after the warm-up, until the churn ended).
-	From float64 `json:"from"`
-	To   float64 `json:"to"`
-	// Disturbed: samples in that span left out of the fits because a
-	// relist began since the previous sample (its relists count grew): while
-	// an informer relists it holds the old state and the new list at once,
-	// a transient of up to twice the cache, not growth. Their times.
-	Disturbed []float64   `json:"disturbed"`
-	Fits      []soakFit   `json:"fits"`
-	Samples   []soakPoint `json:"samples"`
-}
-
-// soakFit is the least-squares line y = intercept + slope·t of one series
-// over the fitted samples, with the slope in percent of the series' mean
-// per hour and its 95% confidence interval (Student's t).
-type soakFit struct {
-	Series    string  `json:"series"`
-	Label     string  `json:"label"`
-	Unit      string  `json:"unit"`
-	Gate      bool    `json:"gate"` // the verdict depends on it
-	N         int     `json:"n"`
-	Mean      float64 `json:"mean"`
-	Min       float64 `json:"min"`
-	Max       float64 `json:"max"`
-	First     float64 `json:"first"` // first fitted sample
-	Last      float64 `json:"last"`
-	Slope     float64 `json:"slope_per_second"`
-	Intercept float64 `json:"intercept"`
-	R2        float64 `json:"r2"`
-	// SlopePct: slope × 3600 / mean × 100 (0 for a series whose mean is
-	// 0); CILo, CIHi: its 95% interval.
-	SlopePct float64 `json:"slope_percent_per_hour"`
-	CILo     float64 `json:"ci95_low_percent_per_hour"`
-	CIHi     float64 `json:"ci95_high_percent_per_hour"`
-	Flat     bool    `json:"flat"` // |SlopePct| ≤ the maximum
 }
 
 // fitLine fits y = a + b·t by least squares.
@@ -352,13 +301,13 @@ func tQuantile975(df int) float64 {
 // analyseSoak fits every series of pts from warm-up after ready until the
 // churn's end and gives the verdicts: the gated series flat within
 // ±maxSlope %/h, the check passed, no handler panic.
-func analyseSoak(sc soakConfig, pts []soakPoint, readyAt, churnEnd float64, r *implResult) *soakResult {
-	res := &soakResult{Pass: true, Failures: []string{}, Disturbed: []float64{}, Fits: []soakFit{}, Samples: pts}
+func analyseSoak(sc soakConfig, pts []report.SoakPoint, readyAt, churnEnd float64, r *report.ImplResult) *report.SoakResult {
+	res := &report.SoakResult{Pass: true, Failures: []string{}, Disturbed: []float64{}, Fits: []report.SoakFit{}, Samples: pts}
 	if res.Samples == nil {
-		res.Samples = []soakPoint{}
+		res.Samples = []report.SoakPoint{}
 	}
 	res.From, res.To = readyAt+sc.warmup.Seconds(), churnEnd
-	var fitted []soakPoint
+	var fitted []report.SoakPoint
 	for i, p := range pts {
 		if p.T < res.From-1e-9 || p.T > res.To+1e-9 {
 			continue
@@ -386,7 +335,7 @@ func analyseSoak(sc soakConfig, pts []soakPoint, readyAt, churnEnd float64, r *i
 		if len(ts) == 0 {
 			continue
 		}
-		f := soakFit{Series: d.key, Label: d.label, Unit: d.unit, Gate: d.gate, N: len(ts), First: ys[0], Last: ys[len(ys)-1], Min: ys[0], Max: ys[0]}
+		f := report.SoakFit{Series: d.key, Label: d.label, Unit: d.unit, Gate: d.gate, N: len(ts), First: ys[0], Last: ys[len(ys)-1], Min: ys[0], Max: ys[0]}
 		for _, y := range ys {
 			f.Mean += y
 			f.Min, f.Max = math.Min(f.Min, y), math.Max(f.Max, y)
@@ -418,52 +367,21 @@ func analyseSoak(sc soakConfig, pts []soakPoint, readyAt, churnEnd float64, r *i
 	return res
 }
 
-// soakFit returns the fit of series key, if any.
-func (s *soakResult) fit(key string) (soakFit, bool) {
-	for _, f := range s.Fits {
-		if f.Series == key {
-			return f, true
-		}
-	}
-	return soakFit{}, false
-}
-
-// soakReport is the soak scenario's section of the report: its settings
-// and each implementation's verdict.
-type soakReport struct {
-	DurationSeconds    float64           `json:"duration_seconds"`
-	SampleEverySeconds float64           `json:"sample_every_seconds"`
-	WarmupSeconds      float64           `json:"warmup_seconds"`
-	MaxSlopePctPerHour float64           `json:"max_slope_percent_per_hour"`
-	Pass               bool              `json:"pass"`
-	Impls              []soakImplSummary `json:"impls"`
-}
-
-type soakImplSummary struct {
-	Impl     string   `json:"impl"`
-	Run      int      `json:"run"`
-	Pass     bool     `json:"pass"`
-	Failures []string `json:"failures"`
-	// HeapSlope and GoroutineSlope: the gated fits' slopes, %/h.
-	HeapSlope      float64 `json:"heap_slope_percent_per_hour"`
-	GoroutineSlope float64 `json:"goroutine_slope_percent_per_hour"`
-}
-
 // soakSection builds the report's soak section from the trials, or nil
 // when no result has a soak.
-func (r *report) soakSection(sc soakConfig) *soakReport {
-	out := &soakReport{DurationSeconds: sc.duration.Seconds(), SampleEverySeconds: sc.every.Seconds(), WarmupSeconds: sc.warmup.Seconds(),
+func soakSection(r *report.Report, sc soakConfig) *report.Soak {
+	out := &report.Soak{DurationSeconds: sc.duration.Seconds(), SampleEverySeconds: sc.every.Seconds(), WarmupSeconds: sc.warmup.Seconds(),
 		MaxSlopePctPerHour: sc.maxSlope, Pass: true}
 	for _, t := range r.Trials {
 		for _, res := range t.Results {
 			if res.Soak == nil {
 				continue
 			}
-			s := soakImplSummary{Impl: res.Impl, Run: t.Run, Pass: res.Soak.Pass, Failures: res.Soak.Failures}
-			if f, ok := res.Soak.fit("heap_live_bytes"); ok {
+			s := report.SoakImplSummary{Impl: res.Impl, Run: t.Run, Pass: res.Soak.Pass, Failures: res.Soak.Failures}
+			if f, ok := res.Soak.Fit("heap_live_bytes"); ok {
 				s.HeapSlope = f.SlopePct
 			}
-			if f, ok := res.Soak.fit("goroutines"); ok {
+			if f, ok := res.Soak.Fit("goroutines"); ok {
 				s.GoroutineSlope = f.SlopePct
 			}
 			out.Pass = out.Pass && s.Pass
@@ -479,7 +397,7 @@ func (r *report) soakSection(sc soakConfig) *soakReport {
 // soakCharts draws every sampled series over time, one chart per series,
 // each implementation's samples with its fitted line (dashed) over the
 // fitted span.
-func (r *report) soakCharts() []plot.Chart {
+func soakCharts(r *report.Report) []plot.Chart {
 	var out []plot.Chart
 	for _, d := range soakSeries {
 		c := plot.Chart{ID: "soak_" + d.key, Title: "Soak: " + d.label,
@@ -499,7 +417,7 @@ func (r *report) soakCharts() []plot.Chart {
 					continue
 				}
 				c.Series = append(c.Series, plot.Series{Name: res.Impl, Impl: res.Impl, Points: pts})
-				if f, ok := res.Soak.fit(d.key); ok && f.N >= 2 {
+				if f, ok := res.Soak.Fit(d.key); ok && f.N >= 2 {
 					line := [][2]float64{{res.Soak.From, f.Intercept + f.Slope*res.Soak.From}, {res.Soak.To, f.Intercept + f.Slope*res.Soak.To}}
 					c.Series = append(c.Series, plot.Series{Name: fmt.Sprintf("%s fit %+.2f%%/h", res.Impl, f.SlopePct), Impl: res.Impl, Points: line})
 				}
@@ -512,14 +430,14 @@ func (r *report) soakCharts() []plot.Chart {
 			c.Note = fmt.Sprintf("Gated: the fitted slope (dashed, after the warm-up) must be within ±%g%% of the mean per hour.", r.Soak.MaxSlopePctPerHour)
 		}
 		c = plot.Line(c)
-		finishChart(&c)
+		report.FinishChart(&c)
 		out = append(out, c)
 	}
 	return out
 }
 
 // printSoak writes the soak's verdicts and each implementation's fits.
-func printSoak(w io.Writer, r *report) {
+func printSoak(w io.Writer, r *report.Report) {
 	s := r.Soak
 	if s == nil {
 		return
@@ -537,7 +455,7 @@ func printSoak(w io.Writer, r *report) {
 			}
 			fmt.Fprintf(w, "  %s (run %d, %d samples, fitted %.0fs..%.0fs, %d left out as a relist began): %s\n", res.Impl, t.Run, len(res.Soak.Samples),
 				res.Soak.From, res.Soak.To, len(res.Soak.Disturbed), verdict)
-			fits := append([]soakFit(nil), res.Soak.Fits...)
+			fits := append([]report.SoakFit(nil), res.Soak.Fits...)
 			sort.SliceStable(fits, func(i, j int) bool { return fits[i].Gate && !fits[j].Gate })
 			for _, f := range fits {
 				gate := " "
@@ -554,19 +472,19 @@ func printSoak(w io.Writer, r *report) {
 // tickValue formats v in unit for the soak's table.
 func tickValue(unit string, v float64) string {
 	if unit == "bytes" {
-		return fmtBytes(v)
+		return report.FmtBytes(v)
 	}
 	return fmt.Sprintf("%.0f", v)
 }
 
 // addSoak adds the soak section and its charts to a finished report; the
 // run passes only if every implementation's soak did.
-func (r *report) addSoak(sc soakConfig) {
-	r.Soak = r.soakSection(sc)
+func addSoak(r *report.Report, sc soakConfig) {
+	r.Soak = soakSection(r, sc)
 	if r.Soak == nil {
 		r.Pass = false
 		return
 	}
 	r.Pass = r.Pass && r.Soak.Pass
-	r.Charts = append(r.Charts, r.soakCharts()...)
+	r.Charts = append(r.Charts, soakCharts(r)...)
 }

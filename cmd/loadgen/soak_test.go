@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/plot"
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/report"
 )
 
 // TestFitLine: the least-squares fit finds an exact line, reports no
@@ -37,10 +38,10 @@ func TestFitLine(t *testing.T) {
 
 // soakPoints makes samples every step from t0 to t1 whose heap is f(t) and
 // goroutines g(t).
-func soakPoints(t0, t1, step float64, heap, goroutines func(float64) float64) []soakPoint {
-	var out []soakPoint
+func soakPoints(t0, t1, step float64, heap, goroutines func(float64) float64) []report.SoakPoint {
+	var out []report.SoakPoint
 	for x := t0; x <= t1+1e-9; x += step {
-		out = append(out, soakPoint{T: x, Values: map[string]float64{"heap_live_bytes": heap(x), "goroutines": goroutines(x), "wire_versions": 1000 + x}})
+		out = append(out, report.SoakPoint{T: x, Values: map[string]float64{"heap_live_bytes": heap(x), "goroutines": goroutines(x), "wire_versions": 1000 + x}})
 	}
 	return out
 }
@@ -57,12 +58,12 @@ func TestAnalyseSoak(t *testing.T) {
 	}
 	grow := func(x float64) float64 { return 1e9 * (1 + 0.05*x/3600) }
 	leak := func(x float64) float64 { return 50 + x/60 }
-	pass := implResult{Check: checkResult{Pass: true}}
+	pass := report.ImplResult{Check: report.Check{Pass: true}}
 	one := uint64(1)
 	for _, tc := range []struct {
 		name      string
-		pts       []soakPoint
-		r         implResult
+		pts       []report.SoakPoint
+		r         report.ImplResult
 		want      bool
 		failure   string
 		heapSlope float64 // approximately, %/h
@@ -72,8 +73,8 @@ func TestAnalyseSoak(t *testing.T) {
 		{"warm-up not fitted", soakPoints(0, 3600, 60, warm, flat), pass, true, "", 0},
 		{"heap grows 5%/h", soakPoints(0, 3600, 60, grow, flat), pass, false, "live heap after GC: slope +4.", 4.9},
 		{"goroutine leak", soakPoints(0, 3600, 60, flat, leak), pass, false, "goroutines: slope", 0},
-		{"check failed", soakPoints(0, 3600, 60, flat, flat), implResult{Check: checkResult{Details: []string{"ns/p: server 7, cache 6"}}}, false, "ns/p: server 7, cache 6", 0},
-		{"panic", soakPoints(0, 3600, 60, flat, flat), implResult{Check: checkResult{Pass: true}, Panics: &one}, false, "1 handler panics", 0},
+		{"check failed", soakPoints(0, 3600, 60, flat, flat), report.ImplResult{Check: report.Check{Details: []string{"ns/p: server 7, cache 6"}}}, false, "ns/p: server 7, cache 6", 0},
+		{"panic", soakPoints(0, 3600, 60, flat, flat), report.ImplResult{Check: report.Check{Pass: true}, Panics: &one}, false, "1 handler panics", 0},
 		{"too few samples", soakPoints(0, 700, 60, flat, flat), pass, false, "need at least 3", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -84,7 +85,7 @@ func TestAnalyseSoak(t *testing.T) {
 			if res.From != 600 || res.To != 3600 {
 				t.Errorf("fitted %v..%v, want 600..3600", res.From, res.To)
 			}
-			f, ok := res.fit("heap_live_bytes")
+			f, ok := res.Fit("heap_live_bytes")
 			if !ok {
 				if tc.name != "too few samples" {
 					t.Fatal("no heap fit")
@@ -94,7 +95,7 @@ func TestAnalyseSoak(t *testing.T) {
 			if !f.Gate || math.Abs(f.SlopePct-tc.heapSlope) > 0.2 || f.CILo > f.SlopePct || f.CIHi < f.SlopePct {
 				t.Errorf("heap fit %+v, want a gated slope near %v%%/h inside its interval", f, tc.heapSlope)
 			}
-			if v, ok := res.fit("wire_versions"); tc.name != "too few samples" && (!ok || v.Gate || v.N != 51) {
+			if v, ok := res.Fit("wire_versions"); tc.name != "too few samples" && (!ok || v.Gate || v.N != 51) {
 				t.Errorf("structure fit %+v: want it reported, not gated, over the 51 samples after the warm-up", v)
 			}
 		})
@@ -115,12 +116,12 @@ func TestAnalyseSoakRelist(t *testing.T) {
 		}
 		pts[i].Values["relists"] = relists
 	}
-	r := implResult{Check: checkResult{Pass: true}}
+	r := report.ImplResult{Check: report.Check{Pass: true}}
 	res := analyseSoak(sc, pts, 0, 3600, &r)
 	if !res.Pass || len(res.Disturbed) != 1 || res.Disturbed[0] != 3000 {
 		t.Fatalf("pass %v, failures %q, disturbed %v; want a pass with the sample at 3000 s left out", res.Pass, res.Failures, res.Disturbed)
 	}
-	if f, _ := res.fit("heap_live_bytes"); f.N != 50 || f.Max != 1e9 {
+	if f, _ := res.Fit("heap_live_bytes"); f.N != 50 || f.Max != 1e9 {
 		t.Errorf("heap fit %+v, want 50 samples, none of them the spike", f)
 	}
 	for i := range pts {
@@ -223,7 +224,7 @@ func TestSoakShort(t *testing.T) {
 				t.Fatalf("%s: soak %+v", r.Impl, s)
 			}
 			for _, key := range []string{"heap_live_bytes", "goroutines", "objects", "relists", "watch_restarts"} {
-				if f, ok := s.fit(key); !ok || f.N < 5 {
+				if f, ok := s.Fit(key); !ok || f.N < 5 {
 					t.Errorf("%s: %s fit %+v", r.Impl, key, f)
 				}
 			}
@@ -236,17 +237,17 @@ func TestSoakShort(t *testing.T) {
 			}
 			if r.Impl == implOurs {
 				for _, key := range structures {
-					if _, ok := s.fit(key); !ok {
+					if _, ok := s.Fit(key); !ok {
 						t.Errorf("%s: %s not sampled", r.Impl, key)
 					}
 				}
-				if f, _ := s.fit("wire_versions"); f.Max == 0 {
+				if f, _ := s.Fit("wire_versions"); f.Max == 0 {
 					t.Errorf("%s: empty versions table %+v", r.Impl, f)
 				}
 			}
 			// The pod count is held steady: the cache's size moves by
 			// less than a writer's one pod.
-			if f, _ := s.fit("objects"); f.Max-f.Min > 2 {
+			if f, _ := s.Fit("objects"); f.Max-f.Min > 2 {
 				t.Errorf("%s: cached objects between %v and %v, want steady", r.Impl, f.Min, f.Max)
 			}
 		}
@@ -277,24 +278,26 @@ func TestSoakShort(t *testing.T) {
 // always, the drawn page in headless Chromium where there is one.
 func TestHTMLFaults(t *testing.T) {
 	c := mustParse(t, "--pods", "100", "--namespaces", "2", "--runs", "1", "--out-dir", "", "--faults", "cut=0.1,410=0.1,seed=3")
-	rep := newReport(c, collectMetadata(c, 0, 1e6))
+	md := collectMetadata(c, 0, 1e6)
+	set, impls := reportSettings(c, md)
+	rep := report.New(c.scenario, set, impls, md)
 	conv := 1.25
 	for i, impl := range []string{implOurs, implClientGo} {
-		r := implResult{Impl: impl, CPUScope: cpuScopeProcess, Check: checkResult{Pass: i == 0, ServerObjects: 100, CacheObjects: 100}, EventsObservedByHandler: []uint64{},
-			Requests: &listWatchRequests{Lists: 2, Watches: 7 + uint64(i), WatchLists: 1, Relists: 2, WatchRestarts: 6 + uint64(i)},
-			Latency:  latencyRep{Buckets: []bucketRep{}}, Timeline: []timelinePoint{{T: 0.1, Heap: 1 << 20}, {T: 1, Heap: 2 << 20}}}
+		r := report.ImplResult{Impl: impl, CPUScope: cpuScopeProcess, Check: report.Check{Pass: i == 0, ServerObjects: 100, CacheObjects: 100}, EventsObservedByHandler: []uint64{},
+			Requests: &report.ListWatchRequests{Lists: 2, Watches: 7 + uint64(i), WatchLists: 1, Relists: 2, WatchRestarts: 6 + uint64(i)},
+			Latency:  report.Latency{Buckets: []report.Bucket{}}, Timeline: []report.TimelinePoint{{T: 0.1, Heap: 1 << 20}, {T: 1, Heap: 2 << 20}}}
 		if i == 0 {
 			r.ConvergeAfterFaults = &conv
 		}
-		rep.Trials = append(rep.Trials, trialReport{Pods: 100, Run: 1, Impls: []string{impl}, Mode: modeProcess, Target: "apisim", StartedAt: time.Now(),
-			ChurnEnd: 10, Emitted: []emittedPoint{{T: 0}, {T: 10, Emitted: 50}}, Churn: churnReport{Emitted: 50, Seconds: 10, Rate: 5},
-			Faults: &trialFaults{Spec: rep.Settings.Faults, Seed: 3, Requests: 31 + uint64(i), Drawn: 9, Vetoed: 4,
+		rep.Trials = append(rep.Trials, report.Trial{Pods: 100, Run: 1, Impls: []string{impl}, Mode: modeProcess, Target: "apisim", StartedAt: time.Now(),
+			ChurnEnd: 10, Emitted: []report.EmittedPoint{{T: 0}, {T: 10, Emitted: 50}}, Churn: report.Churn{Emitted: 50, Seconds: 10, Rate: 5},
+			Faults: &report.TrialFaults{Spec: rep.Settings.Faults, Seed: 3, Requests: 31 + uint64(i), Drawn: 9, Vetoed: 4,
 				Injected: map[string]uint64{"cut": 3, "stall": 0, "500": 0, "429": 0, "410": 2 + uint64(i)}, StoppedAt: 10.5},
-			Results: []implResult{r}})
+			Results: []report.ImplResult{r}})
 	}
-	rep.finish()
+	finishReport(rep)
 	rep.Charts = []plot.Chart{} // the synthetic trials' charts are not this test's
-	b, err := renderHTML(rep)
+	b, err := report.HTML(rep)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -194,48 +194,12 @@ func run(n, namespaces int, seed int64, managed, encodedOnly bool, heapProfile, 
 	return nil
 }
 
-// populate generates pods 0..n-1 on all cores and loads them in order, a
-// chunk at a time, generating the next chunks while one loads.
+// populate generates pods 0..n-1 on all cores and loads them in order, as
+// loadgen's parent does (apisim.Populate).
 func populate(srv *apisim.Server, n, namespaces int, seed int64, managed bool) error {
-	const chunk = 500
-	chunks := (n + chunk - 1) / chunk
-	ready := make([]chan []*corev1.Pod, chunks)
-	for i := range ready {
-		ready[i] = make(chan []*corev1.Pod, 1)
-	}
-	var next atomic.Int64
-	ahead := make(chan struct{}, runtime.GOMAXPROCS(0)+1) // chunks generated and not yet loaded
-	done := make(chan struct{})
-	defer close(done)
-	for range runtime.GOMAXPROCS(0) {
-		go func() { // goroutine: a generator; exits when the chunks are out or populate returns
-			for {
-				select {
-				case ahead <- struct{}{}:
-				case <-done:
-					return
-				}
-				c := int(next.Add(1) - 1)
-				if c >= chunks {
-					return
-				}
-				lo, hi := c*chunk, min((c+1)*chunk, n)
-				pods := make([]*corev1.Pod, 0, hi-lo)
-				for i := lo; i < hi; i++ {
-					pods = append(pods, apisim.NewPod(namespace(i, namespaces), podName(i), podSeed(seed, i), apisim.PodOptions{ManagedFields: managed}))
-				}
-				ready[c] <- pods
-			}
-		}()
-	}
-	for c := range chunks {
-		pods := <-ready[c]
-		<-ahead
-		if err := srv.Load(pods); err != nil {
-			return err
-		}
-	}
-	return nil
+	return apisim.Populate(context.Background(), n, func(i int) *corev1.Pod {
+		return apisim.NewPod(namespace(i, namespaces), podName(i), podSeed(seed, i), apisim.PodOptions{ManagedFields: managed})
+	}, srv.Load)
 }
 
 // churn writes creates, updates and deletes (1:8:1) at rate per second

@@ -1,8 +1,7 @@
-package main
+package target
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -10,43 +9,23 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/tools/pager"
 )
 
-// --reuse-pods keeps one populated set of namespaces on a real cluster for
-// every trial and invocation of the same --pods, --namespaces and --seed, so
-// that repeated initial-sync measurements create 100k pods once (≈2–4
-// minutes on two cores), not once per trial. Its run id, and so its
-// namespaces and run label, are a function of those three flags; populate
-// creates only what is missing (a first or interrupted populate) and close
-// deletes nothing. Churn would change the pods between trials, so the flag
-// is limited to the informer scenario without churn (validateReuse).
+// Config.ReusePods (--reuse-pods) keeps one populated set of namespaces on a
+// real cluster for every trial and invocation of the same --pods,
+// --namespaces and --seed, so that repeated initial-sync measurements
+// create 100k pods once (≈2–4 minutes on two cores), not once per trial. Its
+// run id, and so its namespaces and run label, are a function of those three
+// flags (ReuseRunID); Populate creates only what is missing (a first or
+// interrupted populate) and Close deletes nothing. Churn would change the
+// pods between trials, so the command limits the flag to its informer
+// scenario without churn.
 
-// reuseRunID is the run id of the kept pods of --pods, --namespaces and
+// ReuseRunID is the run id of the kept pods of --pods, --namespaces and
 // --seed. It is a valid label value and namespace-name part: digits,
 // letters and dashes, at most 44 characters.
-func reuseRunID(pods, namespaces int, seed int64) string {
+func ReuseRunID(pods, namespaces int, seed int64) string {
 	return fmt.Sprintf("keep-%d-%d-%d", pods, namespaces, seed)
-}
-
-// validateReuse checks that --reuse-pods is asked for where it keeps every
-// trial's objects identical.
-func (c *config) validateReuse() []error {
-	if !c.reusePods {
-		return nil
-	}
-	var errs []error
-	if c.kubeconfig == "" {
-		errs = append(errs, errors.New("--reuse-pods needs --kubeconfig (the simulator is populated in memory)"))
-	}
-	if c.scenario != scenarioInformer {
-		errs = append(errs, fmt.Errorf("--reuse-pods needs --scenario informer (the %s scenario writes to the pods)", c.scenario))
-	}
-	if c.churnEvents > 0 || c.churnDuration > 0 {
-		errs = append(errs, errors.New("--reuse-pods needs no churn (--churn-duration 0 --churn-events 0): churn changes the kept pods"))
-	}
-	return errs
 }
 
 // podProgress says how far pod i of a kept set got in an earlier populate.
@@ -61,21 +40,13 @@ const (
 // existingPods reads which of the run's pods exist and whether their status
 // was written (a pod created by populate has phase Pending until then).
 // REQUIRES: t.keep.
-func (t *clusterTarget) existingPods(ctx context.Context) (map[string]podProgress, error) {
-	opts := metav1.ListOptions{}
-	t.endpoint().narrow(&opts)
+func (t *Cluster) existingPods(ctx context.Context) (map[string]podProgress, error) {
 	m := map[string]podProgress{}
-	p := pager.New(pager.SimplePageFunc(func(o metav1.ListOptions) (runtime.Object, error) {
-		return t.cs.CoreV1().Pods("").List(ctx, o)
-	}))
-	p.PageSize = 500
-	err := p.EachListItem(ctx, opts, func(obj runtime.Object) error {
-		pod := obj.(*corev1.Pod)
+	err := t.eachPod(ctx, func(pod *corev1.Pod) {
 		m[pod.Namespace+"/"+pod.Name] = podCreated
 		if pod.Status.Phase == corev1.PodRunning {
 			m[pod.Namespace+"/"+pod.Name] = podComplete
 		}
-		return nil
 	})
 	return m, err
 }
@@ -85,13 +56,13 @@ func (t *clusterTarget) existingPods(ctx context.Context) (map[string]podProgres
 // through the status subresource, as a kubelet would, so that the server
 // holds NewPod's status and the managedFields entries of both writers.
 // have is nil for a fresh run. progress counts pods that are complete.
-func (t *clusterTarget) writePods(ctx context.Context, n int, have map[string]podProgress, progress func(int)) error {
+func (t *Cluster) writePods(ctx context.Context, n int, have map[string]podProgress, progress func(int)) error {
 	var next, done atomic.Int64
 	var firstErr error
 	var errOnce sync.Once
 	fail := func(err error) { errOnce.Do(func() { firstErr = err }) }
 	for i := range n {
-		if have[t.namespace(i)+"/"+podName(i)] == podComplete {
+		if have[t.Namespace(i)+"/"+PodName(i)] == podComplete {
 			done.Add(1)
 		}
 	}
@@ -106,12 +77,12 @@ func (t *clusterTarget) writePods(ctx context.Context, n int, have map[string]po
 				if i >= n || ctx.Err() != nil {
 					return
 				}
-				ns, name := t.namespace(i), podName(i)
+				ns, name := t.Namespace(i), PodName(i)
 				state := have[ns+"/"+name]
 				if state == podComplete {
 					continue
 				}
-				full := newPod(ns, name, podSeed(t.seed, i), t.managedFields)
+				full := newPod(ns, name, PodSeed(t.seed, i), t.managedFields)
 				status := full.Status
 				pods := t.cs.CoreV1().Pods(ns)
 				var p *corev1.Pod
@@ -143,9 +114,9 @@ func (t *clusterTarget) writePods(ctx context.Context, n int, have map[string]po
 
 // createNamespaces creates the run's namespaces and their default service
 // accounts; with t.keep, those that exist already are reused.
-func (t *clusterTarget) createNamespaces(ctx context.Context) error {
+func (t *Cluster) createNamespaces(ctx context.Context) error {
 	for i := range t.namespaces {
-		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: t.namespace(i), Labels: map[string]string{labelRun: t.runID}}}
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: t.Namespace(i), Labels: map[string]string{LabelRun: t.runID}}}
 		_, err := t.cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{})
 		if err != nil && !(t.keep && apierrors.IsAlreadyExists(err)) {
 			return fmt.Errorf("create namespace %s: %w", ns.Name, err)
