@@ -6,10 +6,10 @@ import "github.com/shardinformer/shardinformer/wire/internal/diet"
 // interners and the table of the pods decoded last. Every number stays
 // bounded however long the ListerWatcher runs; a soak test samples them.
 type Stats struct {
-	// Interners: interners idle in the pool when counted (at most one per
-	// decoder goroutine; one in use is not counted); InternedStrings and
-	// SharedValues: the strings and shared values they hold (at most 8192
-	// and 65536 each: the cache of shared values grows with the templates).
+	// Interners: the interners kept for the decoder goroutines, idle or in
+	// use (at most one per goroutine); InternedStrings and SharedValues:
+	// the strings and shared values they hold (at most 8192 and 65536 each:
+	// the cache of shared values grows with the templates).
 	Interners, InternedStrings, SharedValues int
 	// Versions: entries of the table of pods decoded last (WithSharing, on
 	// by WithDiet; one per key seen), VersionsDead: of those, the entries

@@ -42,7 +42,7 @@ type Config struct {
 type Applier struct {
 	Config
 	// interners are the ListerWatcher's, at most one per worker.
-	interners interners
+	interners *interners
 	// versions are the pods it decoded last, when sharing (versions.go).
 	versions *versions
 }

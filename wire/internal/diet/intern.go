@@ -2,6 +2,8 @@ package diet
 
 import (
 	"hash/maphash"
+	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	corev1 "k8s.io/api/core/v1"
@@ -32,6 +34,8 @@ type interner struct {
 	lookups, stores int
 	// sharing is the pod sharePod shares, for share's mutation check.
 	sharing *corev1.Pod
+	// counts are the slots in use, kept by the owner and read by Stats.
+	counts struct{ strings, shared atomic.Int32 }
 }
 
 const internSlots = 1 << 13
@@ -55,6 +59,9 @@ func (t *interner) canonical(s string) string {
 	case *w&bit != 0:
 		*w &^= bit // its second chance
 	default:
+		if *slot == "" {
+			t.counts.strings.Add(1)
+		}
 		*slot = s
 	}
 	return s
@@ -78,6 +85,9 @@ func (t *interner) canonicalBytes(b []byte) string {
 	if *w&bit != 0 {
 		*w &^= bit
 	} else {
+		if *slot == "" {
+			t.counts.strings.Add(1)
+		}
 		*slot = s
 	}
 	return s
@@ -86,24 +96,56 @@ func (t *interner) canonicalBytes(b []byte) string {
 // interners holds a ListerWatcher's interners not in use, at most one per
 // decoder goroutine: a decoder takes one for each object and puts it back
 // after, so each decoder works on its own, without a lock on the hot path
-// (the channel operations cost two uncontended handoffs per object). A nil
-// interners gives a fresh interner every time.
-type interners chan *interner
+// (the channel operations cost two uncontended handoffs per object). A
+// decoder that finds none idle makes a fresh one, and one put back when
+// as many are idle is dropped. all is every interner not dropped, idle or
+// in use, for Stats: Stats reads their counts and never takes one, for a
+// decoder that found the pool empty because Stats held its interner would
+// start a fresh one, and put back, the fresh one would push out the warm
+// one — with a scrape every minute the cache of shared values never stayed
+// warm, and pods decoded meanwhile missed their parts (the soak's heap
+// slope; TestStatsKeepInternersWarm).
+type interners struct {
+	idle chan *interner
+	mu   sync.Mutex
+	all  map[*interner]struct{}
+	made int // interners made, for tests
+}
 
-func newInterners(workers int) interners { return make(interners, workers) }
+func newInterners(workers int) *interners {
+	return &interners{idle: make(chan *interner, workers), all: make(map[*interner]struct{}, workers)}
+}
 
-func (p interners) get() *interner {
+func (p *interners) get() *interner {
 	select {
-	case t := <-p:
+	case t := <-p.idle:
 		return t
 	default:
-		return new(interner)
+	}
+	t := new(interner)
+	p.mu.Lock()
+	p.all[t] = struct{}{}
+	p.made++
+	p.mu.Unlock()
+	return t
+}
+
+func (p *interners) put(t *interner) {
+	select {
+	case p.idle <- t:
+	default:
+		p.mu.Lock()
+		delete(p.all, t)
+		p.mu.Unlock()
 	}
 }
 
-func (p interners) put(t *interner) {
-	select {
-	case p <- t:
-	default:
+// each calls f with every interner kept, under p's lock; f must only read
+// the interner's counts (it may be in use).
+func (p *interners) each(f func(*interner)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for t := range p.all {
+		f(t)
 	}
 }

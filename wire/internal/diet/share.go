@@ -162,6 +162,9 @@ func (t *interner) store(kind uint16, key []byte, h uint64, v any) {
 		return
 	}
 	t.clock++
+	if slot.val == nil {
+		t.counts.shared.Add(1)
+	}
 	slot.kind, slot.key, slot.val, slot.used, slot.stamp = kind, string(key), v, false, t.clock
 }
 

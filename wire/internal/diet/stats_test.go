@@ -3,6 +3,7 @@ package diet
 import (
 	"fmt"
 	"runtime"
+	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -42,5 +43,64 @@ func TestStats(t *testing.T) {
 	runtime.KeepAlive(keep)
 	if s := New(Config{Intern: true}, 2).Stats(); s.Versions != 0 || s.Interners != 0 {
 		t.Errorf("no sharing, nothing decoded: %+v", s)
+	}
+}
+
+// TestStatsKeepInternersWarm: Stats, called without pause while two
+// goroutines decode, takes no interner from them, so they keep the two
+// they started with (and their caches) and their counts match the slots
+// in use.
+func TestStatsKeepInternersWarm(t *testing.T) {
+	d := New(Config{Intern: true, Compact: true, Share: true}, 2)
+	raws := make([][]byte, 400)
+	for i := range raws {
+		raws[i] = marshalPod(t, apisim.NewPod(fmt.Sprintf("ns-%d", i%4), fmt.Sprintf("p-%d", i), int64(i), apisim.PodOptions{}))
+	}
+	done := make(chan struct{})
+	stats := make(chan int)
+	go func() { // samples as a scrape would, without pause, until done
+		n := 0
+		for {
+			select {
+			case <-done:
+				stats <- n
+				return
+			default:
+				d.Stats()
+				n++
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			for round := range 5 {
+				for _, b := range raws {
+					if _, err := d.ProtoPod(b); err != nil {
+						t.Error(round, err)
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(done)
+	t.Logf("%d Stats calls while 4000 pods were decoded", <-stats)
+	if d.interners.made > 2 {
+		t.Errorf("%d interners made for 2 decoding goroutines: Stats took their interners, and they started cold ones", d.interners.made)
+	}
+	s := d.Stats()
+	strs, parts := 0, 0
+	d.interners.each(func(in *interner) {
+		for _, v := range in.slots {
+			if v != "" {
+				strs++
+			}
+		}
+		parts += cachedParts(in)
+	})
+	if s.Interners != d.interners.made || s.InternedStrings != strs || s.SharedValues != parts || parts == 0 {
+		t.Errorf("Stats %+v; the interners hold %d strings and %d shared values", s, strs, parts)
 	}
 }
