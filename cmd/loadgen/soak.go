@@ -208,7 +208,7 @@ type soakSampler struct {
 }
 
 // heapDir, when not empty (--profile heap), receives a heap profile taken
-// after each sample's forced GC, soak-heap-<seconds since ready>s.pprof, so
+// after each sample's forced GC, soak-heap-<seconds since ready, to the millisecond>s.pprof, so
 // that two points of the process can be diffed (go tool pprof -diff_base).
 func startSoakSampler(c *client, every time.Duration, heapDir string, emit func(message)) *soakSampler {
 	s := &soakSampler{quit: make(chan struct{}), exited: make(chan struct{})}
@@ -220,7 +220,8 @@ func startSoakSampler(c *client, every time.Duration, heapDir string, emit func(
 		for {
 			p := c.soakSample()
 			if heapDir != "" {
-				name := filepath.Join(heapDir, fmt.Sprintf("soak-heap-%05ds.pprof", int(time.Since(start).Seconds())))
+				// to the millisecond: a sample late on a loaded machine is followed at once by the next
+				name := filepath.Join(heapDir, fmt.Sprintf("soak-heap-%09.3fs.pprof", time.Since(start).Seconds()))
 				if err := writeProfile("heap", name); err != nil { // a missing profile does not stop the soak
 					fmt.Fprintf(os.Stderr, "loadgen: --profile heap: %v\n", err)
 				}
