@@ -35,7 +35,7 @@ func TestReadYourWritesControllerRuntime(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts an API server and a controller-runtime cache per round")
 	}
-	const rounds, maxRounds = 4, 16
+	const rounds, maxRounds = 4, 64
 	ours := func(opts ...pipeline.Option) func(toolscache.ListerWatcher, runtime.Object, time.Duration, toolscache.Indexers) toolscache.SharedIndexInformer {
 		return func(lw toolscache.ListerWatcher, obj runtime.Object, resync time.Duration, idx toolscache.Indexers) toolscache.SharedIndexInformer {
 			return pipeline.NewSharedIndexInformer(lw, obj, resync, idx, append([]pipeline.Option{pipeline.WithShards(4)}, opts...)...)
