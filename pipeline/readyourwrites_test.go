@@ -28,9 +28,11 @@ import (
 // with client-go's informer, and with ours in its default order, A is found
 // in every round; without cross-key order (WithRelaxedOrder) B's shard tells
 // the handler about B while A is still being indexed, and the Get finds no A.
-// A first lease, slow to index too, keeps the reflector goroutine busy so
-// that A and B reach the drain goroutines (an idle shard's event would be
-// applied by the reflector itself, which would hold B back).
+// A first lease, whose indexing waits until A and B are created, keeps the
+// reflector goroutine busy so that A and B reach the drain goroutines (an
+// idle shard's event would be applied by the reflector itself, which would
+// hold B back); the reproduction then does not depend on how fast the
+// creates are.
 func TestReadYourWritesControllerRuntime(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts an API server and a controller-runtime cache per round")
@@ -51,8 +53,8 @@ func TestReadYourWritesControllerRuntime(t *testing.T) {
 		{name: "shardinformer/relaxed", new: ours(pipeline.WithRelaxedOrder()), relaxed: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			// The relaxed reproduction is a race the slow index function
-			// makes likely, not certain: it gets up to maxRounds to show.
+			// The relaxed reproduction is a race the index functions make
+			// likely, not certain: it gets up to maxRounds to show.
 			notFound, n := 0, rounds
 			if tc.relaxed {
 				n = maxRounds
@@ -101,9 +103,20 @@ func readYourWritesRound(t *testing.T, newInformer func(toolscache.ListerWatcher
 	if err != nil {
 		t.Fatal(err)
 	}
-	slow := map[string]time.Duration{first: 50 * time.Millisecond, a: 300 * time.Millisecond}
+	// Indexing the first lease waits until all three are created, so that A
+	// and B are already in the watch stream when the reflector is free again,
+	// however long each create takes on a loaded machine.
+	created := make(chan struct{})
 	if err := c.IndexField(ctx, &coordinationv1.Lease{}, "slow", func(o client.Object) []string {
-		time.Sleep(slow[o.GetName()])
+		switch o.GetName() {
+		case first:
+			select {
+			case <-created:
+			case <-time.After(10 * time.Second):
+			}
+		case a:
+			time.Sleep(300 * time.Millisecond)
+		}
 		return nil
 	}); err != nil {
 		t.Fatal(err)
@@ -122,6 +135,7 @@ func readYourWritesRound(t *testing.T, newInformer func(toolscache.ListerWatcher
 			t.Fatalf("create %s: %v", name, err)
 		}
 	}
+	close(created)
 	getCtx, done := context.WithTimeout(ctx, time.Minute)
 	defer done()
 	err = cl.Get(getCtx, client.ObjectKey{Namespace: ns, Name: a}, &coordinationv1.Lease{})
