@@ -181,8 +181,10 @@ Scenarios (--scenario):
               --soak-sample-every its live heap after GC, goroutines and
               long-lived structures (wire's interner and versions table,
               fifo entries, index tables and tombstones, rings, overflow);
-              after --soak-warmup the least-squares slope of heap and
-              goroutines must be within +-2%/h (--soak-max-slope), the cache
+              after --soak-warmup the fitted slope of heap (least squares)
+              and goroutines (Theil-Sen, which a sample taken as a watch
+              restarts does not tilt) must be within +-2%/h
+              (--soak-max-slope), the cache
               equal to the server at the end, no handler panic.
 
 Paths (--path): the way users build an informer, the same for both

@@ -188,9 +188,10 @@ type SoakResult struct {
 	Samples   []SoakPoint `json:"samples"`
 }
 
-// SoakFit is the least-squares line y = intercept + slope·t of one series
-// over the fitted samples, with the slope in percent of the series' mean
-// per hour and its 95% confidence interval (Student's t).
+// SoakFit is the line y = intercept + slope·t fitted to one series over the
+// fitted samples, with the slope in percent of the series' mean per hour
+// and its 95% confidence interval: least squares and Student's t, or for
+// the goroutines Theil–Sen and Sen's interval.
 type SoakFit struct {
 	Series    string  `json:"series"`
 	Label     string  `json:"label"`
