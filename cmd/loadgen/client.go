@@ -19,6 +19,7 @@ import (
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/latency"
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/procfs"
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/report"
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/selfstat"
 )
 
 // childFlag, as the first argument, makes loadgen run one implementation
@@ -119,9 +120,9 @@ func serveClient(ctx context.Context, sp spec, reg prometheus.Registerer, cmds <
 			c.stop()
 		}
 	}()
-	var pk peaks
-	cpu0, split0 := cpuTime(), readCPUSplit()
-	gc0, pause0 := gcStats()
+	var pk selfstat.Peaks
+	cpu0, split0 := selfstat.CPUTime(), selfstat.ReadCPUSplit()
+	gc0, pause0 := selfstat.GCStats()
 	smp := startSampler(c, &pk, cpu0, sp.SampleEvery, emit)
 	defer smp.stop()
 	var soak *soakSampler
@@ -165,8 +166,8 @@ func serveClient(ctx context.Context, sp spec, reg prometheus.Registerer, cmds <
 	if !sentSynced {
 		emit(message{Type: msgSynced, At: c.syncedAt.UnixNano()})
 	}
-	cpuReady, atReady := cpuTime(), readCPUSplit()
-	splitReady := atReady.sub(split0)
+	cpuReady, atReady := selfstat.CPUTime(), selfstat.ReadCPUSplit()
+	splitReady := atReady.Sub(split0)
 	smp.markReady()
 	emit(message{Type: msgReady, At: c.readyAt.UnixNano()})
 	if sp.SoakEvery > 0 {
@@ -191,7 +192,7 @@ func serveClient(ctx context.Context, sp spec, reg prometheus.Registerer, cmds <
 	if err := churnAllocsSnapshot(sp, "churn-start"); err != nil {
 		return err
 	}
-	gcChurn, heapChurn := gcCycles(), readHeap()
+	gcChurn, heapChurn := selfstat.GCCycles(), selfstat.ReadHeap()
 	end, err := wait(cmdChurnEnd)
 	if err != nil {
 		return err
@@ -207,12 +208,12 @@ func serveClient(ctx context.Context, sp spec, reg prometheus.Registerer, cmds <
 	c.awaitQuiet(ctx, end.Emitted, deadline)
 	// Caught up, unless the check below says otherwise: then it is when the
 	// check that passed began.
-	cpuCaughtUp, atCaughtUp := cpuTime(), readCPUSplit()
+	cpuCaughtUp, atCaughtUp := selfstat.CPUTime(), selfstat.ReadCPUSplit()
 	var want map[string]string
 	final := false
 	var cpuEnd time.Duration
 	var gcEnd uint64
-	var heapEnd heapReading
+	var heapEnd selfstat.HeapReading
 	for tries := 0; ; tries++ {
 		if tries > 0 {
 			cpuCaughtUp = 0
@@ -225,9 +226,9 @@ func serveClient(ctx context.Context, sp spec, reg prometheus.Registerer, cmds <
 			}
 			want, final = st.State, st.Final
 		}
-		cpuEnd, gcEnd, heapEnd = cpuTime(), gcCycles(), readHeap()
+		cpuEnd, gcEnd, heapEnd = selfstat.CPUTime(), selfstat.GCCycles(), selfstat.ReadHeap()
 		if cpuCaughtUp == 0 {
-			cpuCaughtUp, atCaughtUp = cpuEnd, readCPUSplit()
+			cpuCaughtUp, atCaughtUp = cpuEnd, selfstat.ReadCPUSplit()
 		}
 		chk = check(c, want)
 		if chk.Pass {
@@ -242,7 +243,7 @@ func serveClient(ctx context.Context, sp spec, reg prometheus.Registerer, cmds <
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	gc1, pause1 := gcStats()
+	gc1, pause1 := selfstat.GCStats()
 	gcChurn = gcEnd - gcChurn
 	if err := churnAllocsSnapshot(sp, "churn-end"); err != nil {
 		return err
@@ -256,20 +257,20 @@ func serveClient(ctx context.Context, sp spec, reg prometheus.Registerer, cmds <
 	}
 	res := c.result(chk, time.Unix(0, start.At), time.Unix(0, end.At), fin.Deletes)
 	res.CPUSeconds, res.SyncCPUSeconds = (cpuEnd - cpu0).Seconds(), (cpuReady - cpu0).Seconds()
-	res.SyncGCCPUSeconds, res.SyncSysCPUSeconds, res.SyncPageFaults = splitReady.gcCPU().Seconds(), splitReady.sys.Seconds(), splitReady.faults
-	res.SyncGCEstimateSeconds = splitReady.gc.Seconds()
+	res.SyncGCCPUSeconds, res.SyncSysCPUSeconds, res.SyncPageFaults = splitReady.GCCPU().Seconds(), splitReady.Sys.Seconds(), splitReady.Faults
+	res.SyncGCEstimateSeconds = splitReady.GC.Seconds()
 	res.ChurnCPUSeconds, res.ChurnEvents = (cpuCaughtUp - cpuReady).Seconds(), end.Emitted
-	res.ChurnGCCPUSeconds = atCaughtUp.sub(atReady).gcCPU().Seconds()
+	res.ChurnGCCPUSeconds = atCaughtUp.Sub(atReady).GCCPU().Seconds()
 	if end.Emitted > 0 {
 		res.ChurnCPUSecondsPerEvent = res.ChurnCPUSeconds / float64(end.Emitted)
 		res.ChurnGCCPUSecondsPerEvent = res.ChurnGCCPUSeconds / float64(end.Emitted)
 	}
 	res.GoMemLimitBytes = debug.SetMemoryLimit(-1)
 	res.HandlerWorkCPUSecondsPerCall = c.workCPUPerCall()
-	res.PeakHeapBytes, res.PeakRSSBytes = pk.get()
+	res.PeakHeapBytes, res.PeakRSSBytes = pk.Get()
 	res.GCCount, res.GCPauseSeconds, res.ChurnGCCycles = gc1-gc0, (pause1 - pause0).Seconds(), gcChurn
-	res.ChurnAllocBytes, res.ChurnAllocObjects = heapEnd.allocBytes-heapChurn.allocBytes, heapEnd.allocObjects-heapChurn.allocObjects
-	res.ChurnStartLive, res.ChurnStartGoal, res.ChurnStartHeap = heapChurn.live, heapChurn.goal, heapChurn.heap
+	res.ChurnAllocBytes, res.ChurnAllocObjects = heapEnd.AllocBytes-heapChurn.AllocBytes, heapEnd.AllocObjects-heapChurn.AllocObjects
+	res.ChurnStartLive, res.ChurnStartGoal, res.ChurnStartHeap = heapChurn.Live, heapChurn.Goal, heapChurn.Heap
 	res.ProfileDir = sp.ProfileDir
 	running = false
 	c.measureRetained(&res)
@@ -301,7 +302,7 @@ func (c *client) awaitQuiet(ctx context.Context, emitted uint64, deadline time.T
 // own per-key bookkeeping first, then the informer (with queue) as the live
 // heap it takes with it when dropped.
 func (c *client) measureRetained(res *report.ImplResult) {
-	h0 := liveHeap()
+	h0 := selfstat.LiveHeap()
 	for _, h := range c.handlers {
 		h.rv.release()
 	}
@@ -309,12 +310,12 @@ func (c *client) measureRetained(res *report.ImplResult) {
 		c.ctl.reconciled.release()
 		c.ctl.pending.release()
 	}
-	h1 := liveHeap()
+	h1 := selfstat.LiveHeap()
 	res.BookkeepingBytes = sub(h0, h1)
 	c.stop()
 	c.metrics.unregisterAll()                                                                              // the collectors hold the informer
 	c.inf, c.ours, c.regs, c.handlers, c.ctl, c.cs, c.src = nil, nil, nil, nil, nil, nil, informerSource{} // the factory or cache with them
-	res.RetainedHeapBytes = sub(h1, liveHeap())
+	res.RetainedHeapBytes = sub(h1, selfstat.LiveHeap())
 	if res.Objects > 0 {
 		res.HeapBytesPerObject = float64(res.RetainedHeapBytes) / float64(res.Objects)
 	}
@@ -342,14 +343,14 @@ const (
 	sampleEvery     = 100 * time.Millisecond
 )
 
-func startSampler(c *client, pk *peaks, cpu0 time.Duration, every time.Duration, emit func(message)) *sampler {
+func startSampler(c *client, pk *selfstat.Peaks, cpu0 time.Duration, every time.Duration, emit func(message)) *sampler {
 	if every <= 0 {
 		every = sampleEvery
 	}
 	s := &sampler{quit: make(chan struct{}), ready: make(chan struct{}), exited: make(chan struct{})}
 	var lat latency.Snapshot // the latency histograms at the previous point; the sampler goroutine's
 	point := func() {
-		heap, rss := pk.sample()
+		heap, rss := pk.Sample()
 		now := latency.Merge(c.latencies()...)
 		var win *latencyWindow
 		if d := now.Since(lat); d.N > 0 {
@@ -362,7 +363,7 @@ func startSampler(c *client, pk *peaks, cpu0 time.Duration, every time.Duration,
 			done = c.calls()
 		}
 		emit(message{Type: msgSample, Sample: &sample{At: time.Now().UnixNano(), Synced: c.syncedObjects(),
-			Observed: obs, Done: done, Heap: heap, RSS: rss, CPU: (cpuTime() - cpu0).Seconds(), GC: gcCycles(), Lat: win}})
+			Observed: obs, Done: done, Heap: heap, RSS: rss, CPU: (selfstat.CPUTime() - cpu0).Seconds(), GC: selfstat.GCCycles(), Lat: win}})
 	}
 	go func() { // the client's sampler goroutine; stop waits for it
 		defer close(s.exited)
@@ -423,7 +424,7 @@ func childMain() int {
 	if sp.MemLimit > 0 && os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(childSoftLimit(sp.MemLimit)) // why: childSoftLimit
 	} else {
-		defaultMemoryLimit()
+		selfstat.DefaultMemoryLimit()
 	}
 	if sp.Profile != "" {
 		stop, err := startProfile(sp.Profile, sp.ProfileDir)
@@ -467,7 +468,7 @@ func childMain() int {
 	}
 	var err error
 	pprof.Do(ctx, pprof.Labels("impl", sp.Impl, "role", "client"), func(ctx context.Context) {
-		if sp.Scenario == scenarioReplicas {
+		if sp.Scenario == report.ScenarioReplicas {
 			err = serveReplica(ctx, sp, cmds, emit)
 			return
 		}

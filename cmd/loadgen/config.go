@@ -18,20 +18,6 @@ import (
 	"github.com/shardinformer/shardinformer/pipeline"
 )
 
-// Implementation names, as --impl and the reports spell them.
-const (
-	implOurs     = "shardinformer"
-	implClientGo = "client-go"
-)
-
-// Scenarios, as --scenario spells them.
-const (
-	scenarioInformer   = "informer"
-	scenarioController = "controller"
-	scenarioScale      = "scale"
-	scenarioReplicas   = "replicas"
-)
-
 // profileModes are the --profile values, each a github.com/pkg/profile mode.
 var profileModes = []string{"cpu", "heap", "allocs", "mutex", "block", "goroutine", "trace"}
 
@@ -239,7 +225,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.SetOutput(stderr)
 	c := config{args: append([]string{"loadgen"}, args...)}
 	var impl, mixS, policy, scalePods, replicaCounts, serverPIDs, faultSpec, childMem string
-	fs.StringVar(&c.scenario, "scenario", scenarioController, "what to run: controller, informer, scale, replicas or soak (see above); informer with a --path other than typed")
+	fs.StringVar(&c.scenario, "scenario", report.ScenarioController, "what to run: controller, informer, scale, replicas or soak (see above); informer with a --path other than typed")
 	fs.StringVar(&c.path, "path", pathTyped, "the user path both implementations are built through: "+strings.Join(paths, ", ")+" (see above)")
 	fs.StringVar(&impl, "impl", "", "implementation(s) to run: a comma-separated list of shardinformer (our informer factory, informer and work queue, on the wire decoder), client-go (client-go's informer factory, informer, work queue and decoder), client-go+wire (client-go's informer built by hand on the wire decoder: no client-go factory takes it), shardinformer+client-go-decoder (our factory with informers.WithoutWire: client-go's decoder), each optionally with +diet or +no-diet (the wire's memory diet, overriding --diet); both = shardinformer,client-go; all = those four, the 2×2 of cores and decoders; empty = both (scale and replicas: shardinformer; replicas takes one)")
 	fs.BoolVar(&c.sideBySide, "side-by-side", false, "run the implementations at once in one process on one stream of events, instead of each alone in its own process; CPU is then split by goroutine label and heap and GC are shared")
@@ -293,7 +279,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return c, fmt.Errorf("unexpected arguments: %q", fs.Args())
 	}
 	if c.path != pathTyped && !flagSet(fs, "scenario") {
-		c.scenario = scenarioInformer // the one scenario of the other paths
+		c.scenario = report.ScenarioInformer // the one scenario of the other paths
 	}
 	var errs []error
 	var err error
@@ -312,7 +298,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	if c.replicaCounts, err = parseReplicaCounts(replicaCounts); err != nil {
 		errs = append(errs, err)
 	}
-	if c.scenario == scenarioReplicas && !flagSet(fs, "pods") {
+	if c.scenario == report.ScenarioReplicas && !flagSet(fs, "pods") {
 		c.pods = defaultReplicaPods
 	}
 	if c.serverPIDs, err = parsePIDs(serverPIDs); err != nil {
@@ -325,20 +311,20 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		} else {
 			c.faults = &fc
 		}
-		if c.scenario == scenarioReplicas {
+		if c.scenario == report.ScenarioReplicas {
 			errs = append(errs, errors.New("--faults: not with --scenario replicas (its replicas reach the simulator directly)"))
 		}
 	}
 	if c.childMemLimit, err = parseMemLimit(childMem); err != nil {
 		errs = append(errs, err)
-	} else if flagSet(fs, "child-mem-limit") && c.childMemLimit > 0 && (c.sideBySide || c.scenario == scenarioReplicas) {
+	} else if flagSet(fs, "child-mem-limit") && c.childMemLimit > 0 && (c.sideBySide || c.scenario == report.ScenarioReplicas) {
 		errs = append(errs, errors.New("--child-mem-limit: applies to each implementation alone in its child process, not with --side-by-side or --scenario replicas"))
 	}
 	errs = append(errs, c.applySoak(fs)...)
 	errs = append(errs, c.validate()...)
 	errs = append(errs, c.validateReuse()...)
 	errs = append(errs, c.applyPath(flagSet(fs, "content-type"))...)
-	if c.churnEvents == 0 && c.churnRate > 0 && c.churnDuration > 0 && c.scenario != scenarioSoak { // a soak lasts --soak
+	if c.churnEvents == 0 && c.churnRate > 0 && c.churnDuration > 0 && c.scenario != report.ScenarioSoak { // a soak lasts --soak
 		// Every trial writes the same sequence of events: a duration bound
 		// would end wherever the writer got to.
 		c.churnEvents, c.churnDuration = int(c.churnRate*c.churnDuration.Seconds()), 0
@@ -372,8 +358,8 @@ func (c *config) validate() []error {
 	atLeast1("ring-size", c.ringSize)
 	atLeast1("runs", c.runs)
 	switch c.scenario {
-	case scenarioController, scenarioInformer, scenarioScale, scenarioSoak:
-	case scenarioReplicas:
+	case report.ScenarioController, report.ScenarioInformer, report.ScenarioScale, report.ScenarioSoak:
+	case report.ScenarioReplicas:
 		errs = append(errs, c.validateReplicas()...)
 	default:
 		errs = append(errs, fmt.Errorf("--scenario %q: want controller, informer, scale, replicas or soak", c.scenario))
@@ -442,7 +428,7 @@ func checkReportPath(path string) error {
 
 // sizes returns the object counts this run sweeps: one, or the scale list.
 func (c *config) sizes() []int {
-	if c.scenario == scenarioScale {
+	if c.scenario == report.ScenarioScale {
 		return c.scalePods
 	}
 	return []int{c.pods}
@@ -451,21 +437,8 @@ func (c *config) sizes() []int {
 // controller reports whether the scenario runs the controller stack: the
 // scale scenario sweeps the controller scenario on the typed path and the
 // informer scenario, their one scenario, on the others.
-func (c *config) controller() bool { return sweptScenario(c.scenario, c.path) != scenarioInformer }
-
-// sweptScenario is the scenario whose trials scenario runs on path: the
-// scale scenario's are the controller scenario's on the typed path and the
-// informer scenario's on the others.
-func sweptScenario(scenario, path string) string {
-	switch {
-	case scenario == scenarioSoak: // the controller scenario, held (soak.go)
-		return scenarioController
-	case scenario != scenarioScale:
-		return scenario
-	case path == pathTyped || path == "":
-		return scenarioController
-	}
-	return scenarioInformer
+func (c *config) controller() bool {
+	return report.SweptScenario(c.scenario, c.path) != report.ScenarioInformer
 }
 
 // policyNames lists the full-ring policies for --policy's help.
@@ -487,7 +460,7 @@ func (c *config) validateReuse() []error {
 	if c.kubeconfig == "" {
 		errs = append(errs, errors.New("--reuse-pods needs --kubeconfig (the simulator is populated in memory)"))
 	}
-	if c.scenario != scenarioInformer {
+	if c.scenario != report.ScenarioInformer {
 		errs = append(errs, fmt.Errorf("--reuse-pods needs --scenario informer (the %s scenario writes to the pods)", c.scenario))
 	}
 	if c.churnEvents > 0 || c.churnDuration > 0 {
@@ -519,18 +492,18 @@ func targetConfig(c config) target.Config {
 // the default of the shards and the wire's workers). The one place that
 // turns the flags into the report's plain values.
 func reportSettings(c config, md report.Metadata) (report.Settings, []report.ImplInfo) {
-	set := report.Settings{Path: c.path, Resource: resourceOn(c.path, c.targetKind()), Impls: c.impls, Mode: modeProcess, Runs: c.runs, Sizes: c.sizes(), Namespaces: c.namespaces,
+	set := report.Settings{Path: c.path, Resource: resourceOn(c.path, c.targetKind()), Impls: c.impls, Mode: report.ModeProcess, Runs: c.runs, Sizes: c.sizes(), Namespaces: c.namespaces,
 		ChurnRate: c.churnRate, ChurnDuration: c.churnDuration.Seconds(), ChurnEvents: c.churnEvents, ChurnWorkers: c.churnWorkers,
 		Mix: c.mix.String(), ContentType: c.contentType, WatchList: c.watchList, ManagedFields: c.managedFields,
 		Target: "apisim", Seed: c.seed, QuiesceTimeout: c.quiesce.Seconds(), Profile: c.profile}
-	if !c.sideBySide && c.scenario != scenarioReplicas {
+	if !c.sideBySide && c.scenario != report.ScenarioReplicas {
 		set.ChildMemLimit = c.childMemLimit
 	}
 	if c.faults != nil {
 		set.Faults = c.faults.String()
 	}
 	if c.sideBySide {
-		set.Mode = modeSideBySide
+		set.Mode = report.ModeSideBySide
 	}
 	if c.kubeconfig != "" {
 		set.Target = "cluster"
@@ -551,7 +524,7 @@ func reportSettings(c config, md report.Metadata) (report.Settings, []report.Imp
 			info.Options["workers"] = fmt.Sprint(c.workers)
 			info.Options["rate_limiter"] = "DefaultTypedControllerRateLimiter (5ms..1000s per item, 10 qps burst 100)"
 			info.Queue = queueClientGo
-			if v.core == implOurs {
+			if v.core == report.ImplOurs {
 				info.Queue = queueOurs
 			}
 		}
@@ -568,8 +541,8 @@ func reportSettings(c config, md report.Metadata) (report.Settings, []report.Imp
 			}
 		}
 		switch v.core {
-		case implOurs:
-			if c.scenario == scenarioReplicas {
+		case report.ImplOurs:
+			if c.scenario == report.ScenarioReplicas {
 				info.Informer = "replicas/runner.Runner: one shardinformer pipeline.Informer per slot held"
 			}
 			shards := "GOMAXPROCS (" + fmt.Sprint(md.GOMAXPROCS) + ")"
@@ -582,8 +555,8 @@ func reportSettings(c config, md report.Metadata) (report.Settings, []report.Imp
 			if !c.controller() {
 				info.Options["handler_workers"] = fmt.Sprint(c.handlerWorkers)
 			}
-		case implClientGo:
-			if c.scenario == scenarioReplicas {
+		case report.ImplClientGo:
+			if c.scenario == report.ScenarioReplicas {
 				info.Informer = "replicas/runner.Runner: one client-go cache.SharedIndexInformer per slot held"
 			}
 		}

@@ -41,7 +41,7 @@ const rssWatchEvery = 50 * time.Millisecond
 // less childMemHeadroom, rounded down to whole GiB (0 = none, if the
 // machine's memory is unknown or too small for that).
 func defaultChildMemLimit() int64 {
-	total := int64(memTotal())
+	total := int64(procfs.MemTotal())
 	if total <= 2*childMemHeadroom {
 		return 0
 	}
@@ -214,7 +214,7 @@ func (w *childWatch) verdict(waitErr error) *report.DidNotFit {
 	d.Text = fitText(w.limit)
 	if !killed && (w.limit == 0 || peak < uint64(w.limit)) {
 		// Not our limit: the machine's.
-		d.LimitBytes = int64(memTotal())
+		d.LimitBytes = int64(procfs.MemTotal())
 		d.Text = fitText(d.LimitBytes) + " (the machine's memory)"
 	}
 	return d
@@ -251,30 +251,4 @@ func (s *oomScanner) seen() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.oom
-}
-
-// printDidNotFit prints the trials that did not fit, beside the checks.
-func printDidNotFit(w io.Writer, r *report.Report) {
-	for _, d := range r.DidNotFit {
-		if d.NotRun {
-			fmt.Fprintf(w, "DID NOT FIT %s (%d pods, run %d): %s; %s\n", d.Impl, d.Pods, d.Run, d.Text, d.Reason)
-			continue
-		}
-		fmt.Fprintf(w, "DID NOT FIT %s (%d pods, run %d): %s: %s, during %s after %.1f s; not checked\n",
-			d.Impl, d.Pods, d.Run, d.Text, d.Reason, d.Phase, d.Seconds)
-	}
-}
-
-// unfitWords names, per implementation, the first size it did not fit at:
-// "client-go did not fit in 20 GiB at 1M pods".
-func unfitWords(r *report.Report) string {
-	var parts []string
-	seen := map[string]bool{}
-	for _, d := range r.DidNotFit {
-		if !seen[d.Impl] {
-			seen[d.Impl] = true
-			parts = append(parts, fmt.Sprintf("%s %s at %s pods", d.Impl, d.Text, report.FmtCount(d.Pods)))
-		}
-	}
-	return strings.Join(parts, "; ")
 }

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/plot"
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/procfs"
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/report"
 )
@@ -35,7 +34,7 @@ func TestChildMemLimitFlag(t *testing.T) {
 	if err != nil || c.childMemLimit != defaultChildMemLimit() {
 		t.Errorf("default --child-mem-limit %d, %v; want %d", c.childMemLimit, err, defaultChildMemLimit())
 	}
-	if total := int64(memTotal()); total > 8<<30 && (c.childMemLimit > total-childMemHeadroom || c.childMemLimit < total-childMemHeadroom-1<<30) {
+	if total := int64(procfs.MemTotal()); total > 8<<30 && (c.childMemLimit > total-childMemHeadroom || c.childMemLimit < total-childMemHeadroom-1<<30) {
 		t.Errorf("default --child-mem-limit %s on a machine of %s, want its memory less 4 GiB", fmtLimit(c.childMemLimit), fmtLimit(total))
 	}
 	for _, tc := range []struct {
@@ -112,11 +111,11 @@ func TestScaleDidNotFit(t *testing.T) {
 			t.Errorf("%+v: want not run, as it did not fit at 25k", d)
 		}
 	}
-	want := []key{{implOurs, 25000, false}, {implClientGo, 25000, false}, {implOurs, 30000, true}, {implClientGo, 30000, true}}
+	want := []key{{report.ImplOurs, 25000, false}, {report.ImplClientGo, 25000, false}, {report.ImplOurs, 30000, true}, {report.ImplClientGo, 30000, true}}
 	if !slices.Equal(got, want) {
 		t.Errorf("did not fit %v, want %v", got, want)
 	}
-	if len(rep.Scale) != 3 || rep.Scale[1].DidNotFit[implClientGo] != "did not fit in 200 MiB" || len(rep.Scale[1].Figures) != 0 ||
+	if len(rep.Scale) != 3 || rep.Scale[1].DidNotFit[report.ImplClientGo] != "did not fit in 200 MiB" || len(rep.Scale[1].Figures) != 0 ||
 		len(rep.Scale[0].Figures) == 0 || rep.Scale[0].DidNotFit != nil {
 		t.Errorf("scale points %+v", rep.Scale)
 	}
@@ -144,10 +143,10 @@ func TestScaleDidNotFit(t *testing.T) {
 // the informer scenario, that path's one, through the path's factories.
 func TestScaleHonoursPath(t *testing.T) {
 	typed := mustParse(t, "--scenario", "scale", "--path", "typed")
-	if !typed.controller() || !slices.Equal(typed.impls, []string{implOurs}) {
+	if !typed.controller() || !slices.Equal(typed.impls, []string{report.ImplOurs}) {
 		t.Errorf("--scenario scale --path typed: controller %v impls %v", typed.controller(), typed.impls)
 	}
-	if v := typed.variants[implOurs]; v.decoder != decoderWire || !v.diet {
+	if v := typed.variants[report.ImplOurs]; v.decoder != decoderWire || !v.diet {
 		t.Errorf("--scenario scale --path typed: ours %+v, want the wire with its diet", v)
 	}
 	set, impls := reportSettings(typed, report.Metadata{})
@@ -158,7 +157,7 @@ func TestScaleHonoursPath(t *testing.T) {
 
 	c := mustParse(t, "--scenario", "scale", "--path", "metadata", "--impl", "both", "--scale-pods", "200,600", "--runs", "1",
 		"--namespaces", "2", "--churn-rate", "0", "--churn-events", "100", "--churn-duration", "0", "--out-dir", t.TempDir(), "--progress", "0")
-	if c.controller() || c.scenario != scenarioScale {
+	if c.controller() || c.scenario != report.ScenarioScale {
 		t.Fatalf("--scenario scale --path metadata: scenario %s, controller %v", c.scenario, c.controller())
 	}
 	rep, stdout := runLoadgen(t, c)
@@ -167,7 +166,7 @@ func TestScaleHonoursPath(t *testing.T) {
 	}
 	for _, tr := range rep.Trials {
 		r := tr.Results[0]
-		if !r.Check.Pass || r.Queue != "" || r.EventsObserved != 100 || (r.Impl == implClientGo && !strings.Contains(r.ListWatch, "metadata client")) {
+		if !r.Check.Pass || r.Queue != "" || r.EventsObserved != 100 || (r.Impl == report.ImplClientGo && !strings.Contains(r.ListWatch, "metadata client")) {
 			t.Errorf("%s at %d pods: check %v queue %q observed %d list/watch %q", r.Impl, tr.Pods, r.Check.Pass, r.Queue, r.EventsObserved, r.ListWatch)
 		}
 	}
@@ -188,26 +187,6 @@ func TestScaleHonoursPath(t *testing.T) {
 	}
 }
 
-// TestGCCPUClampedToCPU: the GC's part of a span is the runtime's estimate
-// where it is within the span's CPU, and the CPU where the runtime counted
-// more (P-time on a loaded machine).
-func TestGCCPUClampedToCPU(t *testing.T) {
-	ms := time.Millisecond
-	for _, tc := range []struct {
-		c    cpuSplit
-		want time.Duration
-	}{
-		{cpuSplit{cpu: 1000 * ms, gc: 300 * ms}, 300 * ms},
-		{cpuSplit{cpu: 1000 * ms, gc: 1200 * ms}, 1000 * ms},
-		{cpuSplit{cpu: 1000 * ms, gc: 0}, 0},
-		{cpuSplit{cpu: 0, gc: 200 * ms}, 0},
-	} {
-		if got := tc.c.gcCPU(); got != tc.want {
-			t.Errorf("%+v: gcCPU %v, want %v", tc.c, got, tc.want)
-		}
-	}
-}
-
 // TestOOMScanner: the Go runtime's out-of-memory message is noticed even
 // when it arrives split between writes, and everything passes through.
 func TestOOMScanner(t *testing.T) {
@@ -221,49 +200,6 @@ func TestOOMScanner(t *testing.T) {
 	}
 	if !s.seen() || out.String() != "goroutine 1 [running]:\nfatal error: runtime: out of memory\n" {
 		t.Errorf("seen %v, passed %q", s.seen(), out.String())
-	}
-}
-
-// TestScaleChartsEndWhereItDidNotFit: on the scale charts an
-// implementation's line ends at the last size it fitted at, the chart says
-// why, and the figures compared are the largest size with a result.
-func TestScaleChartsEndWhereItDidNotFit(t *testing.T) {
-	fig := func(pods int, vals map[string]float64) report.Figure {
-		f := report.Figure{Key: "heap_bytes_per_object", Label: "retained heap per cached object", Unit: "bytes_per_object", Better: "lower", Pods: pods, Values: map[string]report.Stat{}}
-		for impl, v := range vals {
-			f.Values[impl] = report.StatOf([]float64{v})
-		}
-		return f
-	}
-	r := &report.Report{Scenario: scenarioScale, Settings: report.Settings{Path: pathTyped, Impls: []string{implOurs, implClientGo}, Sizes: []int{1000, 10000, 100000}},
-		DidNotFit: []report.DidNotFit{{Impl: implClientGo, Pods: 100000, Run: 1, Text: "did not fit in 1 GiB"}}}
-	r.Scale = []report.ScalePoint{
-		{Pods: 1000, Figures: []report.Figure{fig(1000, map[string]float64{implOurs: 13000, implClientGo: 22000})}},
-		{Pods: 10000, Figures: []report.Figure{fig(10000, map[string]float64{implOurs: 12900, implClientGo: 22100})}},
-		{Pods: 100000, Figures: []report.Figure{fig(100000, map[string]float64{implOurs: 12800})}, DidNotFit: r.UnfitAt(100000)},
-	}
-	r.Figures = r.Scale[2].Figures
-	var c *plot.Chart
-	charts := reportCharts(r)
-	for i := range charts {
-		if charts[i].ID == "scale_heap_bytes_per_object" {
-			c = &charts[i]
-		}
-	}
-	if c == nil {
-		t.Fatalf("no scale chart of the heap per object among %d charts", len(charts))
-	}
-	n := map[string]int{}
-	for _, s := range c.Series {
-		n[s.Impl] = len(s.Points)
-	}
-	if n[implOurs] != 3 || n[implClientGo] != 2 || !strings.Contains(c.Note, "client-go did not fit in 1 GiB at 100k pods") || !c.X.Log || !c.Y.Log {
-		t.Errorf("chart: points %v, note %q, log %v/%v", n, c.Note, c.X.Log, c.Y.Log)
-	}
-	var out strings.Builder
-	printScale(&out, r)
-	if !strings.Contains(out.String(), "did not fit in 1 GiB") || strings.Count(out.String(), "×1.0") != 2 {
-		t.Errorf("scale table:\n%s", out.String())
 	}
 }
 

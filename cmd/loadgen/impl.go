@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/latency"
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/report"
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/target"
 	"github.com/shardinformer/shardinformer/compact"
 	"github.com/shardinformer/shardinformer/pipeline"
@@ -84,7 +85,7 @@ func listerWatcher(sp spec, cs kubernetes.Interface) (cache.ListerWatcher, strin
 // client-go's default controller rate limiter.
 func newQueue(core string) (workqueue.TypedRateLimitingInterface[string], string, error) {
 	rl := workqueue.DefaultTypedControllerRateLimiter[string]()
-	if core == implOurs {
+	if core == report.ImplOurs {
 		q, err := ratelimit.New(ratelimit.Config[string]{RateLimiter: rl})
 		return q, queueOurs, err
 	}
@@ -246,7 +247,7 @@ func newClient(sp spec, reg prometheus.Registerer) (_ *client, err error) {
 		}
 	}()
 	var pipe []pipeline.Option
-	if sp.Core == implOurs {
+	if sp.Core == report.ImplOurs {
 		policy, err := pipeline.ParseFullRingPolicy(sp.Policy)
 		if err != nil {
 			return nil, err
@@ -271,11 +272,11 @@ func newClient(sp spec, reg prometheus.Registerer) (_ *client, err error) {
 		if sp.Compact {
 			pipe = append(pipe, pipeline.WithCompactStore(compact.Config{}))
 		}
-	} else if sp.Core != implClientGo {
+	} else if sp.Core != report.ImplClientGo {
 		return nil, fmt.Errorf("%s: unknown core %q", sp.Impl, sp.Core)
 	}
 	var extra cache.Indexers
-	if sp.Scenario == scenarioController {
+	if sp.Scenario == report.ScenarioController {
 		extra = cache.Indexers{appIndex: appIndexFunc}
 	}
 	c.src, c.cs, err = buildInformer(sp, rc, pipe, extra)
@@ -283,7 +284,7 @@ func newClient(sp spec, reg prometheus.Registerer) (_ *client, err error) {
 		return nil, fmt.Errorf("%s: %w", sp.Impl, err)
 	}
 	c.inf, c.listWatch = c.src.inf, c.src.listWatch
-	if sp.Core == implOurs {
+	if sp.Core == report.ImplOurs {
 		var ok bool
 		if c.ours, ok = pipeline.Unwrap(c.inf); !ok {
 			return nil, fmt.Errorf("%s: the %s path handed out a %T, not our informer", sp.Impl, sp.Path, c.inf)
@@ -302,7 +303,7 @@ func newClient(sp spec, reg prometheus.Registerer) (_ *client, err error) {
 			return nil, err
 		}
 	}
-	if sp.Scenario == scenarioInformer {
+	if sp.Scenario == report.ScenarioInformer {
 		for range sp.Handlers {
 			h := newHandler(sp.HandlerIters)
 			var reg cache.ResourceEventHandlerRegistration

@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -45,7 +44,7 @@ func TestParseFlagsDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.scenario != scenarioController || !slices.Equal(c.impls, []string{implOurs, implClientGo}) || c.pods != 100000 ||
+	if c.scenario != report.ScenarioController || !slices.Equal(c.impls, []string{report.ImplOurs, report.ImplClientGo}) || c.pods != 100000 ||
 		c.sideBySide || c.runs != 3 || c.policy.String() != "buffer" || c.mix != (target.Mix{Create: 1, Update: 8, Delete: 1}) || c.workers < 1 ||
 		c.reconcileWork <= 0 || c.outDir == "" {
 		t.Errorf("defaults = %+v", c)
@@ -57,13 +56,13 @@ func TestParseFlagsDefaults(t *testing.T) {
 	}
 	// Ours on the wire (with the recommended diet) and ratelimit's queue;
 	// client-go's stack as it ships.
-	if v := c.variants[implOurs]; v.core != implOurs || v.decoder != decoderWire || v.diet != defaultDiet || c.wireWorkers != 0 {
+	if v := c.variants[report.ImplOurs]; v.core != report.ImplOurs || v.decoder != decoderWire || v.diet != defaultDiet || c.wireWorkers != 0 {
 		t.Errorf("shardinformer: %+v, wire workers %d", v, c.wireWorkers)
 	}
-	if v := c.variants[implClientGo]; v.core != implClientGo || v.decoder != decoderClientGo || v.diet {
+	if v := c.variants[report.ImplClientGo]; v.core != report.ImplClientGo || v.decoder != decoderClientGo || v.diet {
 		t.Errorf("client-go: %+v", v)
 	}
-	if q, name, err := newQueue(implOurs); err != nil || name != queueOurs || q == nil {
+	if q, name, err := newQueue(report.ImplOurs); err != nil || name != queueOurs || q == nil {
 		t.Errorf("our queue: %v %q", err, name)
 	} else {
 		q.ShutDown()
@@ -72,7 +71,7 @@ func TestParseFlagsDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(s.impls, []string{implOurs}) || !slices.Equal(s.sizes(), []int{10000, 30000, 100000}) {
+	if !slices.Equal(s.impls, []string{report.ImplOurs}) || !slices.Equal(s.sizes(), []int{10000, 30000, 100000}) {
 		t.Errorf("scale defaults: impls %v sizes %v", s.impls, s.sizes())
 	}
 }
@@ -254,7 +253,7 @@ func controllerReport(t *testing.T) (*report.Report, string, string) {
 // a verdict.
 func TestControllerScenario(t *testing.T) {
 	rep, stdout, _ := controllerReport(t)
-	if !rep.Pass || rep.Scenario != scenarioController || rep.Settings.Mode != modeProcess {
+	if !rep.Pass || rep.Scenario != report.ScenarioController || rep.Settings.Mode != report.ModeProcess {
 		t.Fatalf("pass %v scenario %s mode %s", rep.Pass, rep.Scenario, rep.Settings.Mode)
 	}
 	var order []string
@@ -284,10 +283,10 @@ func TestControllerScenario(t *testing.T) {
 		// Ours: the wire with the default diet and ratelimit's queue;
 		// client-go: its own decoder and queue.
 		wantDecoder, wantDiet, wantQueue := decoderClientGo, "", queueClientGo
-		if r.Impl == implOurs {
+		if r.Impl == report.ImplOurs {
 			wantDecoder, wantDiet, wantQueue = decoderWire, dietFull, queueOurs
 		}
-		if r.Reconciles < 1500 || r.Decoder != wantDecoder || r.Diet != wantDiet || r.Queue != wantQueue || r.CPUScope != cpuScopeProcess {
+		if r.Reconciles < 1500 || r.Decoder != wantDecoder || r.Diet != wantDiet || r.Queue != wantQueue || r.CPUScope != report.CPUScopeProcess {
 			t.Errorf("%s: reconciles %d decoder %q diet %q queue %q cpu scope %q", r.Impl, r.Reconciles, r.Decoder, r.Diet, r.Queue, r.CPUScope)
 		}
 		if r.ReadySeconds < r.InitialSyncSeconds || r.CPUSeconds <= 0 || r.RetainedHeapBytes == 0 || r.PeakRSSBytes == 0 ||
@@ -298,7 +297,7 @@ func TestControllerScenario(t *testing.T) {
 		// pods into a new process's heap faults pages in. The GC's part is
 		// the runtime's estimate, which is P-time and can exceed the CPU on
 		// a loaded machine (sync_gc_cpu_estimate_seconds), clamped to the
-		// CPU (cpuSplit.gcCPU, TestGCCPUClampedToCPU): never above the
+		// CPU (selfstat.CPUSplit.GCCPU, its TestGCCPUClampedToCPU): never above the
 		// estimate or the CPU, and not 0: a new process's heap grows past
 		// its first GC goals while it decodes 1500 pods.
 		if r.SyncPageFaults <= 0 || r.SyncGCCPUSeconds <= 0 || r.SyncSysCPUSeconds < 0 ||
@@ -307,11 +306,11 @@ func TestControllerScenario(t *testing.T) {
 			t.Errorf("%s: sync CPU %.3fs, GC %.3fs (estimate %.3fs), kernel %.3fs, %d page faults", r.Impl, r.SyncCPUSeconds,
 				r.SyncGCCPUSeconds, r.SyncGCEstimateSeconds, r.SyncSysCPUSeconds, r.SyncPageFaults)
 		}
-		if (r.Impl == implOurs) != (r.Coalesced != nil) {
+		if (r.Impl == report.ImplOurs) != (r.Coalesced != nil) {
 			t.Errorf("%s: pipeline counters present = %v", r.Impl, r.Coalesced != nil)
 		}
 	}
-	if want := []string{implOurs, implClientGo, implClientGo, implOurs}; !slices.Equal(order, want) {
+	if want := []string{report.ImplOurs, report.ImplClientGo, report.ImplClientGo, report.ImplOurs}; !slices.Equal(order, want) {
 		t.Errorf("trial order %v, want %v (alternating, reversed every other run)", order, want)
 	}
 	keys := map[string]bool{}
@@ -339,12 +338,12 @@ func TestControllerScenario(t *testing.T) {
 		}
 	}
 	// Run by run: both runs, each with the trials' own figures.
-	if c := rep.Runs; c == nil || len(c.Runs) != 2 || !slices.Equal(c.Figures, runFigures[scenarioController]) {
-		t.Errorf("run-by-run comparison %+v, want 2 runs of %v", c, runFigures[scenarioController])
+	if c := rep.Runs; c == nil || len(c.Runs) != 2 || !slices.Equal(c.Figures, []string{"initial_sync_seconds", "latency_p50", "latency_p90", "latency_p99"}) {
+		t.Errorf("run-by-run comparison %+v, want 2 runs of the sync and the three latencies", c)
 	} else {
 		for _, p := range c.Runs {
 			for _, tr := range rep.Trials {
-				if tr.Run == p.Run && tr.Results[0].Impl == implOurs && (p.Ours[0] != tr.Results[0].InitialSyncSeconds || p.Ours[3] != tr.Results[0].Latency.P99) {
+				if tr.Run == p.Run && tr.Results[0].Impl == report.ImplOurs && (p.Ours[0] != tr.Results[0].InitialSyncSeconds || p.Ours[3] != tr.Results[0].Latency.P99) {
 					t.Errorf("run %d: ours %v, trial's sync %v p99 %v", p.Run, p.Ours, tr.Results[0].InitialSyncSeconds, tr.Results[0].Latency.P99)
 				}
 			}
@@ -364,22 +363,6 @@ func TestControllerScenario(t *testing.T) {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("summary lacks %q", want)
 		}
-	}
-}
-
-// TestCPUSplitCountsFaultsAndGC: touching fresh memory adds page faults and
-// a collection adds GC CPU to a reading's difference.
-func TestCPUSplitCountsFaultsAndGC(t *testing.T) {
-	before := readCPUSplit()
-	mem := make([]byte, 64<<20)
-	for i := 0; i < len(mem); i += 4096 {
-		mem[i] = 1
-	}
-	runtime.GC()
-	d := readCPUSplit().sub(before)
-	runtime.KeepAlive(mem)
-	if d.faults <= 0 || d.gc <= 0 || d.sys < 0 {
-		t.Errorf("split after touching 64 MiB and a GC: %+v, want faults and GC CPU", d)
 	}
 }
 
@@ -488,7 +471,7 @@ func TestHTMLReport(t *testing.T) {
 					t.Errorf("sync chart: series %s has %d points", s.Name, len(s.Points))
 				}
 			}
-			if !impls[implOurs] || !impls[implClientGo] {
+			if !impls[report.ImplOurs] || !impls[report.ImplClientGo] {
 				t.Errorf("chart %s lacks an implementation: %v", c.ID, impls)
 			}
 		}
@@ -665,7 +648,7 @@ func TestSideBySideInformer(t *testing.T) {
 	if !fileExists(filepath.Join(dir, "extra.json")) {
 		t.Error("--out file not written")
 	}
-	if len(rep.Trials) != 1 || len(rep.Trials[0].Results) != 4 || rep.Trials[0].Mode != modeSideBySide {
+	if len(rep.Trials) != 1 || len(rep.Trials[0].Results) != 4 || rep.Trials[0].Mode != report.ModeSideBySide {
 		t.Fatalf("trials: %+v", rep.Trials)
 	}
 	tr := rep.Trials[0]
@@ -685,14 +668,14 @@ func TestSideBySideInformer(t *testing.T) {
 		if r.Deliveries != 2400 || r.Latency.Count != 2400 || r.Reads == 0 {
 			t.Errorf("%s: deliveries %d latency count %d reads %d", r.Impl, r.Deliveries, r.Latency.Count, r.Reads)
 		}
-		if r.CPUScope != cpuScopeLabel || r.CPUSeconds <= 0 {
+		if r.CPUScope != report.CPUScopeLabel || r.CPUSeconds <= 0 {
 			t.Errorf("%s: CPU %v scope %s, want attributed by label", r.Impl, r.CPUSeconds, r.CPUScope)
 		}
 	}
 	// Every figure compares the three others with client-go's stack, and
 	// the decomposition is those ratios rearranged.
 	for _, f := range rep.Figures {
-		if len(f.VsClientGo) != 3 || f.VsClientGo[implOurs].Ratio != f.Ratio {
+		if len(f.VsClientGo) != 3 || f.VsClientGo[report.ImplOurs].Ratio != f.Ratio {
 			t.Errorf("figure %s: vs client-go %+v, ratio %v", f.Key, f.VsClientGo, f.Ratio)
 		}
 	}
@@ -702,7 +685,7 @@ func TestSideBySideInformer(t *testing.T) {
 	}
 	d := rep.Decomposition[row]
 	f := rep.Figures[slices.IndexFunc(rep.Figures, func(f report.Figure) bool { return f.Key == d.Key })]
-	if *f.VsClientGo[implOursClientGoDecode].Ratio != d.Core || *f.VsClientGo[implClientGoWire].Ratio != d.Wire ||
+	if *f.VsClientGo[report.ImplOursClientGoDecode].Ratio != d.Core || *f.VsClientGo[report.ImplClientGoWire].Ratio != d.Wire ||
 		*f.Ratio != d.Both || math.Abs(d.WireOnOurs*d.Core-d.Both) > 1e-9 || math.Abs(d.CoreOnWire*d.Wire-d.Both) > 1e-9 {
 		t.Errorf("decomposition %+v does not match the figure's ratios %+v", d, f.VsClientGo)
 	}
@@ -724,19 +707,19 @@ func TestParseVariant(t *testing.T) {
 		want     variant
 		wantDiet string
 	}{
-		{"shardinformer", true, variant{implOurs, implOurs, decoderWire, true, false}, dietFull},
-		{"shardinformer", false, variant{implOurs, implOurs, decoderWire, false, false}, dietNone},
-		{"shardinformer+wire", true, variant{implOurs, implOurs, decoderWire, true, false}, dietFull},
-		{"shardinformer+no-diet", true, variant{"shardinformer+no-diet", implOurs, decoderWire, false, false}, dietNone},
-		{"shardinformer+diet", true, variant{implOurs, implOurs, decoderWire, true, false}, dietFull},
-		{"shardinformer+wire+diet", false, variant{"shardinformer+diet", implOurs, decoderWire, true, false}, dietFull},
-		{"shardinformer+client-go-decoder", true, variant{implOursClientGoDecode, implOurs, decoderClientGo, false, false}, ""},
-		{"client-go", true, variant{implClientGo, implClientGo, decoderClientGo, false, false}, ""},
-		{"client-go+client-go-decoder", true, variant{implClientGo, implClientGo, decoderClientGo, false, false}, ""},
-		{"client-go+wire", true, variant{implClientGoWire, implClientGo, decoderWire, true, false}, dietFull},
-		{"client-go+wire+no-diet", true, variant{"client-go+wire+no-diet", implClientGo, decoderWire, false, false}, dietNone},
-		{"shardinformer+compact", true, variant{"shardinformer+compact", implOurs, decoderWire, true, true}, dietFull},
-		{"shardinformer+no-diet+compact", true, variant{"shardinformer+no-diet+compact", implOurs, decoderWire, false, true}, dietNone},
+		{"shardinformer", true, variant{report.ImplOurs, report.ImplOurs, decoderWire, true, false}, dietFull},
+		{"shardinformer", false, variant{report.ImplOurs, report.ImplOurs, decoderWire, false, false}, dietNone},
+		{"shardinformer+wire", true, variant{report.ImplOurs, report.ImplOurs, decoderWire, true, false}, dietFull},
+		{"shardinformer+no-diet", true, variant{"shardinformer+no-diet", report.ImplOurs, decoderWire, false, false}, dietNone},
+		{"shardinformer+diet", true, variant{report.ImplOurs, report.ImplOurs, decoderWire, true, false}, dietFull},
+		{"shardinformer+wire+diet", false, variant{"shardinformer+diet", report.ImplOurs, decoderWire, true, false}, dietFull},
+		{"shardinformer+client-go-decoder", true, variant{report.ImplOursClientGoDecode, report.ImplOurs, decoderClientGo, false, false}, ""},
+		{"client-go", true, variant{report.ImplClientGo, report.ImplClientGo, decoderClientGo, false, false}, ""},
+		{"client-go+client-go-decoder", true, variant{report.ImplClientGo, report.ImplClientGo, decoderClientGo, false, false}, ""},
+		{"client-go+wire", true, variant{report.ImplClientGoWire, report.ImplClientGo, decoderWire, true, false}, dietFull},
+		{"client-go+wire+no-diet", true, variant{"client-go+wire+no-diet", report.ImplClientGo, decoderWire, false, false}, dietNone},
+		{"shardinformer+compact", true, variant{"shardinformer+compact", report.ImplOurs, decoderWire, true, true}, dietFull},
+		{"shardinformer+no-diet+compact", true, variant{"shardinformer+no-diet+compact", report.ImplOurs, decoderWire, false, true}, dietNone},
 	} {
 		v, err := parseVariant(tc.in, tc.diet)
 		if err != nil || v != tc.want || v.dietName() != tc.wantDiet {
@@ -747,11 +730,11 @@ func TestParseVariant(t *testing.T) {
 			t.Errorf("parseVariant(%q) = %+v, %v; want %+v", v.name, again, err, v)
 		}
 	}
-	impls, vs, err := parseImpls("all", scenarioController, true)
-	if err != nil || !slices.Equal(impls, decomposition) || len(vs) != 4 || !hasDecomposition(impls) {
+	impls, vs, err := parseImpls("all", report.ScenarioController, true)
+	if err != nil || !slices.Equal(impls, report.Decomposition) || len(vs) != 4 || !report.HasDecomposition(impls) {
 		t.Errorf("--impl all = %v, %v", impls, err)
 	}
-	if hasDecomposition([]string{implOurs, implClientGo}) {
+	if report.HasDecomposition([]string{report.ImplOurs, report.ImplClientGo}) {
 		t.Error("two implementations make a 2×2")
 	}
 	for _, bad := range []string{"client-go+compact", "shardinformer+compact+diet"} {
@@ -774,7 +757,7 @@ func TestScaleScenario(t *testing.T) {
 	for i, p := range rep.Scale {
 		for _, f := range p.Figures {
 			if f.Key == "retained_heap_bytes" {
-				heap[i] = f.Values[implOurs].Median
+				heap[i] = f.Values[report.ImplOurs].Median
 			}
 		}
 	}
@@ -804,51 +787,6 @@ func TestCheckDetectsMismatch(t *testing.T) {
 	}
 	if n := diff(want, map[string]string{"a/1": "10", "a/2": "11", "b/1": "12"}, func(string) {}); n != 0 {
 		t.Errorf("equal maps: %d mismatches", n)
-	}
-}
-
-// TestCompareRuns: a run counts when ours is at or below client-go on every
-// figure (a tie counts, one figure above does not); a run with one
-// implementation only, another size and other scenarios are left out.
-func TestCompareRuns(t *testing.T) {
-	res := func(impl string, sync, p50, p90, p99 float64, gc uint64) report.ImplResult {
-		return report.ImplResult{Impl: impl, InitialSyncSeconds: sync, Latency: report.Latency{P50: p50, P90: p90, P99: p99}, ChurnGCCycles: gc}
-	}
-	r := &report.Report{Scenario: scenarioInformer, Settings: report.Settings{Impls: []string{implOurs, implClientGo}}}
-	for _, tr := range []struct {
-		pods, run int
-		res       report.ImplResult
-	}{
-		{100, 1, res(implOurs, 1, .001, .002, .003, 0)},
-		{100, 1, res(implClientGo, 2, .001, .002, .004, 1)}, // a tie at p50 and p90: at or below
-		{100, 2, res(implClientGo, 2, .001, .002, .004, 0)},
-		{100, 2, res(implOurs, 1, .001, .002, .0041, 1)}, // p99 above: not
-		{100, 3, res(implOurs, 1, .001, .002, .003, 0)},  // client-go's run 3 missing: left out
-		{50, 1, res(implOurs, 9, 9, 9, 9, 0)},
-		{50, 1, res(implClientGo, 1, 1, 1, 1, 0)},
-	} {
-		r.Trials = append(r.Trials, report.Trial{Pods: tr.pods, Run: tr.run, Results: []report.ImplResult{tr.res}})
-	}
-	c := compareRuns(r, 100)
-	if c == nil || len(c.Runs) != 2 || c.AtOrBelow != 1 || !c.Runs[0].AtOrBelow || c.Runs[1].AtOrBelow ||
-		c.Runs[0].ClientGoChurnGC != 1 || c.Runs[1].OursChurnGC != 1 || c.Runs[1].Ours[3] != .0041 {
-		t.Fatalf("compareRuns = %+v", c)
-	}
-	if c.Runs[0].Text[0] != report.FmtDuration(1)+" / "+report.FmtDuration(2) || len(c.Labels) != 4 {
-		t.Errorf("text %q labels %q", c.Runs[0].Text, c.Labels)
-	}
-	var out strings.Builder
-	printRuns(&out, c)
-	if !strings.Contains(out.String(), "in 1 of 2 runs") || strings.Count(out.String(), "\n") != 5 {
-		t.Errorf("printed:\n%s", out.String())
-	}
-	r.Settings.Impls = []string{implOurs}
-	if c := compareRuns(r, 100); c != nil {
-		t.Errorf("one implementation: %+v", c)
-	}
-	r.Settings.Impls, r.Scenario = []string{implOurs, implClientGo}, scenarioScale
-	if c := compareRuns(r, 100); c != nil {
-		t.Errorf("scale scenario: %+v", c)
 	}
 }
 

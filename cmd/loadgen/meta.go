@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/procfs"
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/report"
 	"os"
 	"os/exec"
@@ -11,7 +12,7 @@ import (
 
 func collectMetadata(c config, memLimit int64, burnRate float64) report.Metadata {
 	md := report.Metadata{CommandLine: c.args, GoVersion: runtime.Version(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH,
-		CPUModel: cpuModel(), NumCPU: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0), MemoryBytes: memTotal(),
+		CPUModel: cpuModel(), NumCPU: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0), MemoryBytes: procfs.MemTotal(),
 		MemoryLimit: memLimit, BurnIterationsPerSecond: burnRate, Modules: []report.Module{}}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		md.MainModule = report.Module{Path: bi.Main.Path, Version: bi.Main.Version}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/shardinformer/shardinformer/apisim"
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/report"
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/target"
 	"github.com/shardinformer/shardinformer/crcache"
 	ourinformers "github.com/shardinformer/shardinformer/informers"
@@ -68,11 +69,11 @@ func (c *config) applyPath(explicitContentType bool) []error {
 		return nil
 	}
 	var errs []error
-	if c.scenario != scenarioInformer && c.scenario != scenarioScale {
+	if c.scenario != report.ScenarioInformer && c.scenario != report.ScenarioScale {
 		errs = append(errs, fmt.Errorf("--path %s runs the informer scenario only (--scenario informer), not %s: the controller and replicas scenarios are the typed path's (--scenario scale sweeps the informer scenario on it)", c.path, c.scenario))
 	}
 	for _, name := range c.impls {
-		if v := c.variants[name]; v.core == implClientGo && v.decoder == decoderWire {
+		if v := c.variants[name]; v.core == report.ImplClientGo && v.decoder == decoderWire {
 			errs = append(errs, fmt.Errorf("--path %s: --impl %s: this path builds each implementation through its library's entry point, and no client-go one takes the wire (client-go+wire is the typed path's, built by hand)", c.path, name))
 		}
 	}
@@ -105,7 +106,7 @@ type informerSource struct {
 // index every path's informer has. cs is the typed clientset (typed path only).
 func buildInformer(sp spec, rc *rest.Config, pipe []pipeline.Option, extra cache.Indexers) (src informerSource, cs kubernetes.Interface, err error) {
 	narrow := sp.Endpoint.Narrow
-	ours := sp.Core == implOurs
+	ours := sp.Core == report.ImplOurs
 	gvr := resourceGVR(sp.Resource)
 	switch sp.Path {
 	case pathTyped, "":
@@ -244,7 +245,7 @@ func factorySource(inf cache.SharedIndexInformer, f factory) informerSource {
 func describeImpl(path, core, decoder, resource string) string {
 	gvr := resourceGVR(resource)
 	res := gvr.Resource + "." + gvr.GroupVersion().String()
-	ours := core == implOurs
+	ours := core == report.ImplOurs
 	wireOpt := "WithWireOptions" // ours: how it is told about the wire
 	if decoder != decoderWire {
 		wireOpt = "WithoutWire"

@@ -17,7 +17,7 @@ import (
 // fix (the informer scenario, their clients' content types), and the
 // combinations they refuse, each with an error naming the flag.
 func TestParsePath(t *testing.T) {
-	if c := mustParse(t); c.path != pathTyped || c.scenario != scenarioController || c.contentType != "protobuf" {
+	if c := mustParse(t); c.path != pathTyped || c.scenario != report.ScenarioController || c.contentType != "protobuf" {
 		t.Errorf("defaults: path %q scenario %q content type %q", c.path, c.scenario, c.contentType)
 	}
 	for _, tc := range []struct {
@@ -25,17 +25,17 @@ func TestParsePath(t *testing.T) {
 		scenario, content string
 		impls             []string
 	}{
-		{[]string{"--path", "dynamic"}, scenarioInformer, "json", []string{implOurs, implClientGo}},
-		{[]string{"--path", "dynamic", "--content-type", "json"}, scenarioInformer, "json", []string{implOurs, implClientGo}},
-		{[]string{"--path", "metadata"}, scenarioInformer, "protobuf", []string{implOurs, implClientGo}},
-		{[]string{"--path", "controller-runtime", "--content-type", "json"}, scenarioInformer, "json", []string{implOurs, implClientGo}},
-		{[]string{"--path", "controller-runtime", "--impl", "shardinformer+client-go-decoder,client-go,shardinformer+no-diet"}, scenarioInformer, "protobuf",
-			[]string{implOursClientGoDecode, implClientGo, implOurs + suffixNoDiet}},
-		{[]string{"--path", "dynamic", "--impl", "shardinformer+client-go-decoder,shardinformer", "--wire-workers", "3"}, scenarioInformer, "json",
-			[]string{implOursClientGoDecode, implOurs}},
-		{[]string{"--path", "metadata", "--diet=false"}, scenarioInformer, "protobuf", []string{implOurs, implClientGo}},
-		{[]string{"--path", "typed", "--impl", "all"}, scenarioController, "protobuf", decomposition},
-		{[]string{"--path", "metadata", "--scenario", "informer"}, scenarioInformer, "protobuf", []string{implOurs, implClientGo}},
+		{[]string{"--path", "dynamic"}, report.ScenarioInformer, "json", []string{report.ImplOurs, report.ImplClientGo}},
+		{[]string{"--path", "dynamic", "--content-type", "json"}, report.ScenarioInformer, "json", []string{report.ImplOurs, report.ImplClientGo}},
+		{[]string{"--path", "metadata"}, report.ScenarioInformer, "protobuf", []string{report.ImplOurs, report.ImplClientGo}},
+		{[]string{"--path", "controller-runtime", "--content-type", "json"}, report.ScenarioInformer, "json", []string{report.ImplOurs, report.ImplClientGo}},
+		{[]string{"--path", "controller-runtime", "--impl", "shardinformer+client-go-decoder,client-go,shardinformer+no-diet"}, report.ScenarioInformer, "protobuf",
+			[]string{report.ImplOursClientGoDecode, report.ImplClientGo, report.ImplOurs + suffixNoDiet}},
+		{[]string{"--path", "dynamic", "--impl", "shardinformer+client-go-decoder,shardinformer", "--wire-workers", "3"}, report.ScenarioInformer, "json",
+			[]string{report.ImplOursClientGoDecode, report.ImplOurs}},
+		{[]string{"--path", "metadata", "--diet=false"}, report.ScenarioInformer, "protobuf", []string{report.ImplOurs, report.ImplClientGo}},
+		{[]string{"--path", "typed", "--impl", "all"}, report.ScenarioController, "protobuf", report.Decomposition},
+		{[]string{"--path", "metadata", "--scenario", "informer"}, report.ScenarioInformer, "protobuf", []string{report.ImplOurs, report.ImplClientGo}},
 	} {
 		c, err := parseFlags(tc.args, io.Discard)
 		if err != nil {
@@ -93,6 +93,10 @@ func TestPaths(t *testing.T) {
 			if !rep.Pass || rep.Settings.Path != tc.path || rep.Settings.Resource != tc.resource || len(rep.Trials) != 2 {
 				t.Fatalf("pass %v path %q resource %q, %d trials", rep.Pass, rep.Settings.Path, rep.Settings.Resource, len(rep.Trials))
 			}
+			// The report names the simulator's resource by its own constant.
+			if want := "pod-sized custom resources (the simulator's " + report.ResourceWidgets + ")"; (tc.resource == target.ResourceWidgets) != strings.Contains(stdout, want) {
+				t.Errorf("summary names the objects wrongly for %s (want %q there):\n%s", tc.resource, want, stdout)
+			}
 			for _, tr := range rep.Trials {
 				r := tr.Results[0]
 				if tr.Churn.Emitted != 300 || tr.Churn.Creates == 0 || tr.Churn.Deletes == 0 || tr.Churn.Failed != 0 {
@@ -109,9 +113,9 @@ func TestPaths(t *testing.T) {
 				// in its Stats, client-go's is the path's own.
 				t.Logf("%s lists and watches with %s", r.Impl, r.ListWatch)
 				if r.ListWatch == "" || r.Decoder != decoderOf(r.ListWatch) || (r.Decoder == decoderWire) != (r.Diet != "") ||
-					(r.Impl == implClientGo && r.Decoder != decoderClientGo) || (r.Impl == implOurs) != (r.Coalesced != nil) ||
+					(r.Impl == report.ImplClientGo && r.Decoder != decoderClientGo) || (r.Impl == report.ImplOurs) != (r.Coalesced != nil) ||
 					// Every path's default puts ours on the wire with the diet.
-					(r.Impl == implOurs && (r.Decoder != decoderWire || r.Diet != dietFull)) {
+					(r.Impl == report.ImplOurs && (r.Decoder != decoderWire || r.Diet != dietFull)) {
 					t.Errorf("%s: list/watch %q decoder %q diet %q", r.Impl, r.ListWatch, r.Decoder, r.Diet)
 				}
 				if r.ChurnEvents != 300 || r.ChurnCPUSecondsPerEvent <= 0 {
@@ -119,7 +123,7 @@ func TestPaths(t *testing.T) {
 				}
 			}
 			for _, im := range rep.Implementations {
-				want := map[string]string{implOurs: tc.ours, implClientGo: tc.theirs}[im.Name]
+				want := map[string]string{report.ImplOurs: tc.ours, report.ImplClientGo: tc.theirs}[im.Name]
 				if !strings.HasPrefix(im.Informer, want) || im.Options["list_watch"] == "" {
 					t.Errorf("%s: informer %q list/watch %q, want it to start with %q", im.Name, im.Informer, im.Options["list_watch"], want)
 				}
@@ -253,14 +257,14 @@ func TestPathWireOptions(t *testing.T) {
 			}
 			for _, tr := range rep.Trials {
 				r := tr.Results[0]
-				wired := r.Impl == implOurs+suffixNoDiet
+				wired := r.Impl == report.ImplOurs+suffixNoDiet
 				if (r.Decoder == decoderWire) != wired || (r.Diet != "") != wired ||
 					wired && (r.Diet != dietNone || !strings.Contains(r.ListWatch, ", 3 workers") || strings.Contains(r.ListWatch, "diet")) {
 					t.Errorf("%s: list/watch %q decoder %q diet %q", r.Impl, r.ListWatch, r.Decoder, r.Diet)
 				}
 			}
 			for _, im := range rep.Implementations {
-				want := map[bool]string{true: "WithWireOptions", false: "WithoutWire"}[im.Name == implOurs+suffixNoDiet]
+				want := map[bool]string{true: "WithWireOptions", false: "WithoutWire"}[im.Name == report.ImplOurs+suffixNoDiet]
 				if !strings.Contains(im.Informer, want) || (im.Decoder == decoderWire) != (im.Options["wire_workers"] == "3") {
 					t.Errorf("%s: informer %q, options %v", im.Name, im.Informer, im.Options)
 				}

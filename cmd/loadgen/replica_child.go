@@ -25,6 +25,7 @@ import (
 
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/latency"
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/report"
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/selfstat"
 	"github.com/shardinformer/shardinformer/compact"
 	"github.com/shardinformer/shardinformer/pipeline"
 	"github.com/shardinformer/shardinformer/replicas"
@@ -346,7 +347,7 @@ func newReplica(sp spec) (*replica, error) {
 // pipeline informer with sp's options, or client-go's, without indexes
 // (the reconcile function reads the handler's view), tracked in set.
 func slotInformerFactory(sp spec, set *informerSet) (func(cache.ListerWatcher) cache.SharedIndexInformer, error) {
-	if sp.Core != implOurs {
+	if sp.Core != report.ImplOurs {
 		return func(lw cache.ListerWatcher) cache.SharedIndexInformer {
 			return &slotInformer{cache.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, cache.Indexers{}), set}
 		}, nil
@@ -414,20 +415,20 @@ func serveReplica(ctx context.Context, sp spec, cmds <-chan command, emit func(m
 	if sp.Replica == nil {
 		return errors.New("replicas scenario without a replica spec")
 	}
-	heap0 := liveHeap()
-	cpu0 := cpuTime()
-	gc0, _ := gcStats()
+	heap0 := selfstat.LiveHeap()
+	cpu0 := selfstat.CPUTime()
+	gc0, _ := selfstat.GCStats()
 	rp, err := newReplica(sp)
 	if err != nil {
 		return err
 	}
-	var pk peaks
+	var pk selfstat.Peaks
 	quit, exited := make(chan struct{}), make(chan struct{})
 	point := func() {
-		heap, rss := pk.sample()
+		heap, rss := pk.Sample()
 		emit(message{Type: msgSample, Sample: &sample{At: time.Now().UnixNano(), Synced: int(rp.ctl.initial.Load()),
 			Observed: rp.ctl.observed.Load(), Done: rp.ctl.reconciles.Load(), Heap: heap, RSS: rss,
-			CPU: (cpuTime() - cpu0).Seconds(), Replica: rp.sample()}})
+			CPU: (selfstat.CPUTime() - cpu0).Seconds(), Replica: rp.sample()}})
 	}
 	go func() { // the replica's sampler; stopped before the result
 		defer close(exited)
@@ -464,7 +465,7 @@ func serveReplica(ctx context.Context, sp spec, cmds <-chan command, emit func(m
 			fin = cmd // churn-start and churn-end only mark the timeline, which the parent keeps
 		}
 	}
-	cpuEnd := cpuTime()
+	cpuEnd := selfstat.CPUTime()
 	point()
 	stopSampler()
 	st := &replicaState{View: map[string]string{}, Reconciled: rp.ctl.reconciled.snapshot(), Spans: rp.h.spans()}
@@ -478,20 +479,20 @@ func serveReplica(ctx context.Context, sp spec, cmds <-chan command, emit func(m
 		Reconciles: ctl.reconciles.Load(), ChurnReconciles: ctl.changes.Load(), Latency: latencyReport(latency.Merge(&ctl.latency)),
 		DecodedObjects: rp.objects.Load(), DecodedBytes: rp.bytes.Load(), Fallbacks: rp.fallbacks.Load(),
 		DroppedObjects: rp.droppped.Load(), CPUSeconds: (cpuEnd - cpu0).Seconds()}
-	f.PeakHeapBytes, f.PeakRSSBytes = pk.get()
-	gc1, _ := gcStats()
+	f.PeakHeapBytes, f.PeakRSSBytes = pk.Get()
+	gc1, _ := selfstat.GCStats()
 	f.GCCount = gc1 - gc0
 	emit(message{Type: msgResult, ReplicaState: st})
 	st = nil
 	// The heap still held: the slot informers, the view, the queue and the
 	// Runner, once loadgen's per-key records are gone.
-	h0 := liveHeap()
+	h0 := selfstat.LiveHeap()
 	ctl.reconciled.release()
 	ctl.pending.release()
 	rp.h.release()
 	ctl.deletes.release()
 	ctl.deleteRec.release()
-	h1 := liveHeap()
+	h1 := selfstat.LiveHeap()
 	f.BookkeepingBytes, f.RetainedHeapBytes = sub(h0, h1), sub(h1, heap0)
 	emit(message{Type: msgResult, ReplicaResult: f})
 

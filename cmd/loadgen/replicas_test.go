@@ -14,7 +14,7 @@ import (
 
 func TestParseFlagsReplicas(t *testing.T) {
 	c := mustParse(t, "--scenario", "replicas")
-	if !slices.Equal(c.impls, []string{implOurs}) || c.pods != defaultReplicaPods || !slices.Equal(c.replicaCounts, []int{1, 2, 3}) ||
+	if !slices.Equal(c.impls, []string{report.ImplOurs}) || c.pods != defaultReplicaPods || !slices.Equal(c.replicaCounts, []int{1, 2, 3}) ||
 		!slices.Equal(c.serverFilters(), []bool{true}) {
 		t.Errorf("replicas defaults: impls %v pods %d counts %v filters %v", c.impls, c.pods, c.replicaCounts, c.serverFilters())
 	}

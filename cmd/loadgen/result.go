@@ -5,13 +5,7 @@ import (
 
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/latency"
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/report"
-)
-
-// CPU scopes of an implementation's CPU figure.
-const (
-	cpuScopeProcess = "process" // its own process: user+system CPU (getrusage)
-	cpuScopeLabel   = "label"   // side by side: CPU profile samples of its goroutines
-	cpuScopeShared  = "shared"  // side by side without a profile: not separable (0)
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/target"
 )
 
 func latencyReport(s latency.Snapshot) report.Latency {
@@ -28,7 +22,7 @@ func latencyReport(s latency.Snapshot) report.Latency {
 // writer's delete stamps, joined with the delete notifications.
 func (c *client) result(chk report.Check, churnStart, churnEnd time.Time, deletes map[string]int64) report.ImplResult {
 	r := report.ImplResult{Impl: c.sp.Impl, Decoder: c.decoder, Diet: c.diet, Queue: c.queue, ListWatch: c.listWatch, Objects: chk.CacheObjects, Check: chk,
-		CPUScope: cpuScopeProcess, EventsObservedByHandler: []uint64{}}
+		CPUScope: report.CPUScopeProcess, EventsObservedByHandler: []uint64{}}
 	r.InitialSyncSeconds = c.syncedAt.Sub(c.startedAt).Seconds()
 	r.ReadySeconds = c.readyAt.Sub(c.startedAt).Seconds()
 	if r.ReadySeconds > 0 {
@@ -74,6 +68,15 @@ func (c *client) result(chk report.Check, churnStart, churnEnd time.Time, delete
 		v := func(a interface{ Load() uint64 }) *uint64 { x := a.Load(); return &x }
 		r.Overflow, r.Coalesced, r.Panics = v(&c.counts.overflow), v(&c.counts.coalesced), v(&c.counts.panics)
 		r.Relists, r.Dropped = v(&c.counts.relists), v(&c.counts.dropped)
+	}
+	return r
+}
+
+// newChurnReport is the report of a churn that did c.
+func newChurnReport(c target.ChurnCounts) report.Churn {
+	r := report.Churn{Seconds: c.Seconds, Creates: c.Creates, Updates: c.Updates, Deletes: c.Deletes, Emitted: c.Emitted(), Failed: c.Failed}
+	if r.Seconds > 0 {
+		r.Rate = float64(r.Emitted) / r.Seconds
 	}
 	return r
 }

@@ -17,9 +17,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/report"
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/selfstat"
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/target"
 	"github.com/shardinformer/shardinformer/faults"
 	clientfeatures "k8s.io/client-go/features"
+	"runtime/debug"
 )
 
 // errCheckFailed is returned by run when a correctness check failed.
@@ -31,7 +33,7 @@ func run(ctx context.Context, c config, stdout, stderr io.Writer) (*report.Repor
 	if err := setWatchList(c.watchList); err != nil {
 		return nil, err
 	}
-	memLimit := defaultMemoryLimit()
+	memLimit := selfstat.DefaultMemoryLimit()
 	rate := calibrate()
 	iters := func(d time.Duration) int64 { return int64(d.Seconds() * rate) }
 	md := collectMetadata(c, memLimit, rate)
@@ -62,7 +64,7 @@ func run(ctx context.Context, c config, stdout, stderr io.Writer) (*report.Repor
 	}
 	prog := newProgress(stderr, c.progress)
 	sizes := c.sizes()
-	if c.scenario == scenarioReplicas {
+	if c.scenario == report.ScenarioReplicas {
 		sizes = nil // trials of its own: replica processes
 		if rep.Replicas, err = runReplicaScenario(ctx, c, iters, dir, prog, stderr); err != nil {
 			return nil, err
@@ -95,24 +97,24 @@ func run(ctx context.Context, c config, stdout, stderr io.Writer) (*report.Repor
 						d.Impl, report.FmtCount(pods), r, d.Text, d.Reason, d.Phase)
 					rep.DidNotFit = append(rep.DidNotFit, *d)
 					unfit[d.Impl] = d
-					freeOSMemory()
+					debug.FreeOSMemory()
 					continue
 				}
 				if err != nil {
 					return nil, fmt.Errorf("%d pods, run %d (%s): %w", pods, r, strings.Join(impls, " + "), err)
 				}
 				rep.Trials = append(rep.Trials, res)
-				freeOSMemory()
+				debug.FreeOSMemory()
 			}
 		}
 	}
-	finishReport(rep)
-	if c.scenario == scenarioSoak {
-		addSoak(rep, c.soak)
+	report.Finish(rep)
+	if c.scenario == report.ScenarioSoak {
+		report.AddSoak(rep, c.soak.settings())
 	}
-	printSummary(stdout, rep)
-	printFaults(stdout, rep)
-	printSoak(stdout, rep)
+	report.PrintSummary(stdout, rep)
+	report.PrintFaults(stdout, rep)
+	report.PrintSoak(stdout, rep)
 	var jsonPaths, htmlPaths []string
 	if dir != "" {
 		jsonPaths = append(jsonPaths, filepath.Join(dir, "report.json"))
@@ -225,9 +227,9 @@ func (tr *trial) profileDir(impl string) string {
 
 func (tr *trial) do(ctx context.Context) (report.Trial, error) {
 	c := tr.c
-	res := report.Trial{Pods: tr.pods, Run: tr.run, Impls: tr.impls, Mode: modeProcess}
+	res := report.Trial{Pods: tr.pods, Run: tr.run, Impls: tr.impls, Mode: report.ModeProcess}
 	if c.sideBySide {
-		res.Mode = modeSideBySide
+		res.Mode = report.ModeSideBySide
 	}
 	var t target.Target
 	if c.kubeconfig != "" {
@@ -265,7 +267,7 @@ func (tr *trial) do(ctx context.Context) (report.Trial, error) {
 	}
 	defer stopProfiling()
 
-	cpu0 := cpuTime()
+	cpu0 := selfstat.CPUTime()
 	srvCPU0, err := serversCPU(c.serverPIDs)
 	if err != nil {
 		return res, err
@@ -327,7 +329,7 @@ func (tr *trial) do(ctx context.Context) (report.Trial, error) {
 	if c.afterCheck != nil {
 		c.afterCheck()
 	}
-	res.Server.CPUSeconds = (cpuTime() - cpu0).Seconds()
+	res.Server.CPUSeconds = (selfstat.CPUTime() - cpu0).Seconds()
 	if byLabel := cpuByLabel(); byLabel != nil {
 		res.CPUByLabel = map[string]float64{}
 		for k, v := range byLabel {
@@ -340,7 +342,7 @@ func (tr *trial) do(ctx context.Context) (report.Trial, error) {
 // setup populates t, then serves it with every object encoded in advance,
 // so that the server's encoding work is not done during the client's sync.
 func (tr *trial) setup(ctx context.Context, t target.Target, srv *report.TrialServer) error {
-	cpu0 := cpuTime()
+	cpu0 := selfstat.CPUTime()
 	popStart := time.Now()
 	if err := t.Populate(ctx, tr.pods, func(n int) {
 		tr.prog.update(func() string {
@@ -362,7 +364,7 @@ func (tr *trial) setup(ctx context.Context, t target.Target, srv *report.TrialSe
 		}
 		srv.PreencodeSeconds = time.Since(encStart).Seconds()
 	}
-	srv.SetupCPUSeconds = (cpuTime() - cpu0).Seconds()
+	srv.SetupCPUSeconds = (selfstat.CPUTime() - cpu0).Seconds()
 	return nil
 }
 
@@ -385,21 +387,21 @@ func (tr *trial) profiling(res *report.Trial) (byLabel func() map[string]time.Du
 			profFile = filepath.Join(pd, "cpu.pprof")
 		}
 	}
-	var attr *cpuAttribution
+	var attr *selfstat.CPUAttribution
 	if profFile == "" {
-		attr, _ = startCPUAttribution() // nil if the CPU profiler is busy: no split
+		attr, _ = selfstat.StartCPUAttribution() // nil if the CPU profiler is busy: no split
 	}
 	byLabel = func() map[string]time.Duration {
 		var m map[string]time.Duration
 		switch {
 		case attr != nil:
-			m, _ = attr.stop()
+			m, _ = attr.Stop()
 			attr = nil
 		case profFile != "" && stopProfile != nil:
 			stopProfile()
 			stopProfile = nil
 			if b, err := os.ReadFile(profFile); err == nil {
-				m, _ = cpuByLabel(bytes.NewReader(b))
+				m, _ = selfstat.ByLabel(bytes.NewReader(b))
 			}
 		}
 		return m
@@ -418,7 +420,7 @@ func (tr *trial) profiling(res *report.Trial) (byLabel func() map[string]time.Du
 func (tr *trial) start(ctx context.Context, t target.Target) error {
 	c := tr.c
 	tr.msgs = make(chan sideMsg, 1024)
-	base := spec{Scenario: scenarioInformer, Path: c.path, Resource: resourceOn(c.path, t.Kind()), Pods: tr.pods, Namespaces: c.namespaces, Endpoint: t.Endpoint(),
+	base := spec{Scenario: report.ScenarioInformer, Path: c.path, Resource: resourceOn(c.path, t.Kind()), Pods: tr.pods, Namespaces: c.namespaces, Endpoint: t.Endpoint(),
 		Handlers: c.handlers, HandlerWorkers: c.handlerWorkers, HandlerIters: tr.iters(c.handlerWork), Readers: c.readers,
 		Workers: c.workers, ReconcileIters: tr.iters(c.reconcileWork), Shards: c.shards, RingSize: c.ringSize,
 		Policy: c.policy.String(), ContentType: c.contentType, WatchList: c.watchList, Seed: c.seed, Quiesce: c.quiesce,
@@ -427,9 +429,9 @@ func (tr *trial) start(ctx context.Context, t target.Target) error {
 		base.MemLimit = c.childMemLimit
 	}
 	if c.controller() {
-		base.Scenario = scenarioController
+		base.Scenario = report.ScenarioController
 	}
-	if c.scenario == scenarioSoak {
+	if c.scenario == report.ScenarioSoak {
 		// A timeline point a second is enough over an hour (and keeps the
 		// report small); the soak's own samples come every --soak-sample-every.
 		base.SoakEvery, base.SampleEvery = c.soak.every, time.Second
@@ -538,18 +540,18 @@ func (tr *trial) collect(ctx context.Context, res *report.Trial, deletes map[str
 			}
 		}
 		r.Timeline = timeline(s.samples, tr.t0)
-		if tr.c.scenario == scenarioSoak {
-			r.Soak = analyseSoak(tr.c.soak, s.soak, float64(s.ready-tr.t0.UnixNano())/1e9, res.ChurnEnd, &r)
+		if tr.c.scenario == report.ScenarioSoak {
+			r.Soak = report.AnalyseSoak(tr.c.soak.settings(), s.soak, float64(s.ready-tr.t0.UnixNano())/1e9, res.ChurnEnd, &r)
 		}
 		r.SyncedAt = float64(s.synced-tr.t0.UnixNano()) / 1e9
 		r.ReadyAt = float64(s.ready-tr.t0.UnixNano()) / 1e9
 		if tr.c.sideBySide {
-			r.CPUScope = cpuScopeShared
+			r.CPUScope = report.CPUScopeShared
 			r.CPUSeconds, r.SyncCPUSeconds, r.ChurnCPUSeconds, r.ChurnCPUSecondsPerEvent = 0, 0, 0, 0
 			r.SyncGCCPUSeconds, r.SyncSysCPUSeconds, r.SyncPageFaults = 0, 0, 0
 			r.ChurnAllocBytes, r.ChurnAllocObjects, r.ChurnStartLive, r.ChurnStartGoal, r.ChurnStartHeap = 0, 0, 0, 0, 0
 			if res.CPUByLabel != nil {
-				r.CPUScope = cpuScopeLabel
+				r.CPUScope = report.CPUScopeLabel
 				for k, v := range res.CPUByLabel {
 					if strings.HasPrefix(k, r.Impl+"/") && k != r.Impl+"/client" {
 						r.CPUSeconds += v

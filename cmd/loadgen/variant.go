@@ -2,7 +2,7 @@ package main
 
 import (
 	"fmt"
-	"slices"
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/report"
 	"strings"
 )
 
@@ -42,7 +42,7 @@ type variant struct {
 
 // defaultDecoder is the decoder a core uses without a suffix.
 func defaultDecoder(core string) string {
-	if core == implOurs {
+	if core == report.ImplOurs {
 		return decoderWire
 	}
 	return decoderClientGo
@@ -66,7 +66,7 @@ func (v variant) dietName() string {
 func parseVariant(s string, dietDefault bool) (variant, error) {
 	v := variant{diet: dietDefault}
 	rest := strings.TrimSpace(s)
-	for _, core := range []string{implOurs, implClientGo} {
+	for _, core := range []string{report.ImplOurs, report.ImplClientGo} {
 		if r, ok := strings.CutPrefix(rest, core); ok && (r == "" || r[0] == '+') {
 			v.core, rest = core, r
 			break
@@ -94,7 +94,7 @@ func parseVariant(s string, dietDefault bool) (variant, error) {
 	}
 	if r, ok := strings.CutPrefix(rest, suffixCompact); ok {
 		v.compact, rest = true, r
-		if v.core != implOurs {
+		if v.core != report.ImplOurs {
 			return v, fmt.Errorf("%q: the compact store is shardinformer's", s)
 		}
 	}
@@ -124,13 +124,6 @@ func parseVariant(s string, dietDefault bool) (variant, error) {
 	return v, nil
 }
 
-// The 2×2 of cores and decoders, by canonical name (the diet as --diet says).
-var (
-	implClientGoWire       = implClientGo + suffixWire
-	implOursClientGoDecode = implOurs + suffixClientGoDecoder
-	decomposition          = []string{implOurs, implClientGo, implClientGoWire, implOursClientGoDecode}
-)
-
 // parseImpls reads --impl: "" or "both" (shardinformer and client-go; the
 // scale and replicas scenarios: shardinformer), "all" (the 2×2 of cores and decoders), or
 // a comma-separated list of implementation names. It returns the canonical
@@ -139,14 +132,14 @@ func parseImpls(s, scenario string, dietDefault bool) ([]string, map[string]vari
 	var names []string
 	switch s {
 	case "":
-		names = []string{implOurs, implClientGo}
-		if scenario == scenarioScale || scenario == scenarioReplicas {
-			names = []string{implOurs}
+		names = []string{report.ImplOurs, report.ImplClientGo}
+		if scenario == report.ScenarioScale || scenario == report.ScenarioReplicas {
+			names = []string{report.ImplOurs}
 		}
 	case "both":
-		names = []string{implOurs, implClientGo}
+		names = []string{report.ImplOurs, report.ImplClientGo}
 	case "all":
-		names = decomposition
+		names = report.Decomposition
 	default:
 		names = strings.Split(s, ",")
 	}
@@ -164,15 +157,4 @@ func parseImpls(s, scenario string, dietDefault bool) ([]string, map[string]vari
 		out = append(out, v.name)
 	}
 	return out, vs, nil
-}
-
-// hasDecomposition reports whether impls hold the whole 2×2 of cores and
-// decoders.
-func hasDecomposition(impls []string) bool {
-	for _, n := range decomposition {
-		if !slices.Contains(impls, n) {
-			return false
-		}
-	}
-	return true
 }

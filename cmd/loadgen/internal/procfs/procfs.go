@@ -75,3 +75,19 @@ func OOMKills() uint64 {
 	}
 	return 0
 }
+
+// MemTotal is the machine's memory in bytes (/proc/meminfo MemTotal; 0 if
+// unknown).
+func MemTotal() uint64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "MemTotal:" {
+			kb, _ := strconv.ParseUint(f[1], 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}

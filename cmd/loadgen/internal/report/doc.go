@@ -1,8 +1,8 @@
 // Package report is loadgen's report: the document report.json holds
 // ([Report]; cmd/loadgen/report.schema.json describes the layout, versioned
 // by [SchemaVersion]), its rendering as JSON and as the self-contained HTML
-// page that draws it ([WriteJSON], [HTML], [WriteHTML]), and how the report
-// states a figure.
+// page that draws it ([WriteJSON], [HTML], [WriteHTML]), how the report
+// states a figure, and what it derives from the trials.
 //
 // The schema: the workload's [Settings] and each stack's [ImplInfo]; per
 // [Trial], each implementation's [ImplResult] (sync, latency, CPU, heap, the
@@ -23,6 +23,20 @@
 // chart finished for the page ([FinishChart], checked by [CheckAxis]). A
 // Report answers which results an implementation has at a size
 // ([Report.Results], [Report.MedianRun], [Report.UnfitAt]).
+//
+// Deriving: the command fills in the trials and calls [Finish], which sums
+// the server's cost, computes every figure at every size from the results
+// (figureDefs: which figure applies to which scenario, how it is read from
+// an [ImplResult]), compares each implementation with client-go's, splits
+// the 2×2 of cores and decoders ([Decomposition]), compares run by run,
+// draws the charts and writes the headline; [AddSoak] adds the soak's
+// section from each result's fits ([AnalyseSoak]: least squares for the
+// heap, Theil–Sen for the goroutines), [SummarizeReplicas] the replicas'.
+// [PrintSummary], [PrintFaults] and [PrintSoak] write the text summary.
+// The names the report compares and selects by — implementations,
+// scenarios, modes, CPU scopes — are its own constants ([ImplOurs],
+// [ScenarioScale], [ModeProcess], [CPUScopeProcess]), which the command's
+// flags use.
 //
 // It knows nothing of loadgen's flags, of the trials' machinery or of the
 // stacks under test: the command measures and fills the values in.

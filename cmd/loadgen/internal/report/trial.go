@@ -74,7 +74,7 @@ type ImplResult struct {
 	SyncPageFaults    int64   `json:"sync_page_faults,omitempty"`
 	// SyncGCCPUSeconds is the runtime's GC estimate, which is P-time and
 	// can exceed the CPU on a loaded machine, clamped to SyncCPUSeconds
-	// (cmd/loadgen's cpuSplit.gcCPU); SyncGCEstimateSeconds is the estimate unclamped.
+	// (selfstat.CPUSplit.GCCPU); SyncGCEstimateSeconds is the estimate unclamped.
 	SyncGCEstimateSeconds float64 `json:"sync_gc_cpu_estimate_seconds,omitempty"`
 	// ChurnGCCPUSeconds is the GC's CPU, likewise, from ready until caught
 	// up (ChurnCPUSeconds' span): the work of the GC cycles that ended in

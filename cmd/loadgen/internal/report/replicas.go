@@ -1,37 +1,15 @@
-package main
+package report
 
 import (
 	"fmt"
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/plot"
 	"io"
-	"runtime"
 	"strings"
 	"text/tabwriter"
-
-	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/plot"
-	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/report"
 )
 
-// replicasNote is the report's reading guide for the scenario.
-const replicasNote = "Every replica is a process of its own on the same machine, and the simulated API server and churn writer run in the parent: " +
-	"N replicas share the machine's cores (%d here), so aggregate reconciles/s cannot grow linearly with N (the processes compete for the same CPU, " +
-	"and each replica pays fixed costs: its Leases, its slot informers, its share of the hand-over). What must shrink as 1/N is each replica's share: " +
-	"objects cached, events and bytes decoded, and memory. With shardSelector ignored by the server (the client-side fallback) every slot informer " +
-	"decodes the whole stream, so a replica holding k slots decodes k times what one unsharded informer does. " +
-	"Slots go to replicas by rendezvous hashing with exact quotas, sticky to what each replica holds (replicas.Sticky): ⌊16/N⌋ or ⌈16/N⌉ each, so the largest replica holds " +
-	"⌈16/N⌉/16 of the keys (0.375 for 3), and the retained heap per slot owned shows whether memory follows the share. " +
-	"Slots moved in counts the slots that entered a replica's view until the group converged: its slots owned when each slot went straight " +
-	"to its final owner, more when a replica that started first held slots that later ones then took."
-
-func newReplicasReport(c config) *report.Replicas {
-	g := replicaGroup
-	return &report.Replicas{Group: report.ReplicaGroup{Counts: c.replicaCounts, ShardSelector: c.shardSelector, Slots: g.Slots,
-		LeaseDurationSeconds: g.LeaseDuration.Seconds(), RenewDeadlineSeconds: g.RenewDeadline.Seconds(), RenewIntervalSeconds: g.RenewInterval.Seconds(),
-		HandlerCalls: "one at a time per replica (runner Workers 1): the handler only updates the view and enqueues; --workers reconcile workers per replica"},
-		Note: fmt.Sprintf(replicasNote, runtime.NumCPU()), Rows: []report.ReplicaRow{}, Trials: []report.ReplicaTrial{}}
-}
-
-// summarizeReplicaTrial derives the trial's aggregates and each replica's shares.
-func summarizeReplicaTrial(t *report.ReplicaTrial, pods int, emitted uint64) {
+// SummarizeReplicaTrial derives the trial's aggregates and each replica's shares.
+func SummarizeReplicaTrial(t *ReplicaTrial, pods int, emitted uint64) {
 	for i := range t.Results {
 		r := &t.Results[i]
 		if pods > 0 {
@@ -45,15 +23,15 @@ func summarizeReplicaTrial(t *report.ReplicaTrial, pods int, emitted uint64) {
 	}
 }
 
-// summarizeReplicas builds the rows and the verdict from the trials.
-func summarizeReplicas(rr *report.Replicas) {
+// SummarizeReplicas builds the rows and the verdict from the trials.
+func SummarizeReplicas(rr *Replicas) {
 	rr.Pass = len(rr.Trials) > 0
 	type rowKey struct {
 		filters bool
 		n       int
 	}
 	var order []rowKey
-	byRow := map[rowKey][]*report.ReplicaTrial{}
+	byRow := map[rowKey][]*ReplicaTrial{}
 	for i := range rr.Trials {
 		t := &rr.Trials[i]
 		rr.Pass = rr.Pass && t.Check.Pass
@@ -64,15 +42,15 @@ func summarizeReplicas(rr *report.Replicas) {
 		byRow[k] = append(byRow[k], t)
 	}
 	for _, k := range order {
-		row := report.ReplicaRow{ServerFilters: k.filters, Replicas: k.n}
-		trial := func(unit string, get func(*report.ReplicaTrial) float64) report.Stat {
+		row := ReplicaRow{ServerFilters: k.filters, Replicas: k.n}
+		trial := func(unit string, get func(*ReplicaTrial) float64) Stat {
 			var xs []float64
 			for _, t := range byRow[k] {
 				xs = append(xs, get(t))
 			}
 			return textStat(unit, xs)
 		}
-		each := func(unit string, get func(*report.ReplicaResult) float64) report.Stat {
+		each := func(unit string, get func(*ReplicaResult) float64) Stat {
 			var xs []float64
 			for _, t := range byRow[k] {
 				for i := range t.Results {
@@ -81,46 +59,46 @@ func summarizeReplicas(rr *report.Replicas) {
 			}
 			return textStat(unit, xs)
 		}
-		row.ConvergeSeconds = trial("s", func(t *report.ReplicaTrial) float64 { return t.ConvergeSeconds })
-		row.SyncReconcilesPerSecond = trial("per_s", func(t *report.ReplicaTrial) float64 { return t.SyncReconcilesPerSecond })
-		row.ChurnReconcilesPerSecond = trial("per_s", func(t *report.ReplicaTrial) float64 { return t.ChurnReconcilesPerSecond })
-		row.CatchUpSeconds = trial("s", func(t *report.ReplicaTrial) float64 { return t.CatchUpSeconds })
-		row.TotalRetainedHeapBytes = trial("bytes", func(t *report.ReplicaTrial) float64 {
+		row.ConvergeSeconds = trial("s", func(t *ReplicaTrial) float64 { return t.ConvergeSeconds })
+		row.SyncReconcilesPerSecond = trial("per_s", func(t *ReplicaTrial) float64 { return t.SyncReconcilesPerSecond })
+		row.ChurnReconcilesPerSecond = trial("per_s", func(t *ReplicaTrial) float64 { return t.ChurnReconcilesPerSecond })
+		row.CatchUpSeconds = trial("s", func(t *ReplicaTrial) float64 { return t.CatchUpSeconds })
+		row.TotalRetainedHeapBytes = trial("bytes", func(t *ReplicaTrial) float64 {
 			var sum float64
 			for _, r := range t.Results {
 				sum += float64(r.RetainedHeapBytes)
 			}
 			return sum
 		})
-		row.ReplicaSlotsOwned = each("count", func(r *report.ReplicaResult) float64 { return float64(r.TargetSlots) })
-		row.ReplicaSlotArrivals = each("count", func(r *report.ReplicaResult) float64 { return float64(r.SlotArrivals) })
-		row.ReplicaHeapPerSlotBytes = each("bytes", func(r *report.ReplicaResult) float64 {
+		row.ReplicaSlotsOwned = each("count", func(r *ReplicaResult) float64 { return float64(r.TargetSlots) })
+		row.ReplicaSlotArrivals = each("count", func(r *ReplicaResult) float64 { return float64(r.SlotArrivals) })
+		row.ReplicaHeapPerSlotBytes = each("bytes", func(r *ReplicaResult) float64 {
 			return float64(r.RetainedHeapBytes) / float64(max(r.TargetSlots, 1))
 		})
-		row.ReplicaSyncReconcilesPerSecond = each("per_s", func(r *report.ReplicaResult) float64 { return r.SyncReconcilesPerSecond })
-		row.ReplicaObjects = each("count", func(r *report.ReplicaResult) float64 { return float64(r.Objects) })
-		row.ReplicaRetainedHeapBytes = each("bytes", func(r *report.ReplicaResult) float64 { return float64(r.RetainedHeapBytes) })
-		row.ReplicaPeakRSSBytes = each("bytes", func(r *report.ReplicaResult) float64 { return float64(r.PeakRSSBytes) })
-		row.ReplicaSyncDecodedShare = each("ratio", func(r *report.ReplicaResult) float64 { return r.SyncDecodedShare })
-		row.ReplicaChurnDecodedShare = each("ratio", func(r *report.ReplicaResult) float64 { return r.ChurnDecodedShare })
-		row.ReplicaCPUSeconds = each("s", func(r *report.ReplicaResult) float64 { return r.CPUSeconds })
+		row.ReplicaSyncReconcilesPerSecond = each("per_s", func(r *ReplicaResult) float64 { return r.SyncReconcilesPerSecond })
+		row.ReplicaObjects = each("count", func(r *ReplicaResult) float64 { return float64(r.Objects) })
+		row.ReplicaRetainedHeapBytes = each("bytes", func(r *ReplicaResult) float64 { return float64(r.RetainedHeapBytes) })
+		row.ReplicaPeakRSSBytes = each("bytes", func(r *ReplicaResult) float64 { return float64(r.PeakRSSBytes) })
+		row.ReplicaSyncDecodedShare = each("ratio", func(r *ReplicaResult) float64 { return r.SyncDecodedShare })
+		row.ReplicaChurnDecodedShare = each("ratio", func(r *ReplicaResult) float64 { return r.ChurnDecodedShare })
+		row.ReplicaCPUSeconds = each("s", func(r *ReplicaResult) float64 { return r.CPUSeconds })
 		rr.Rows = append(rr.Rows, row)
 	}
 }
 
-// textStat is report.StatOf with its text in unit.
-func textStat(unit string, xs []float64) report.Stat {
+// textStat is StatOf with its text in unit.
+func textStat(unit string, xs []float64) Stat {
 	if len(xs) == 0 {
-		return report.Stat{Samples: []float64{}}
+		return Stat{Samples: []float64{}}
 	}
-	s := report.StatOf(xs)
-	s.Text = report.FmtStat(unit, s)
+	s := StatOf(xs)
+	s.Text = FmtStat(unit, s)
 	return s
 }
 
 // replicasHeadline says how the per-replica share and the aggregate rate moved
 // with the replica count.
-func replicasHeadline(rr *report.Replicas, pods int) string {
+func replicasHeadline(rr *Replicas, pods int) string {
 	if len(rr.Rows) == 0 {
 		return "no results"
 	}
@@ -137,9 +115,9 @@ func replicasHeadline(rr *report.Replicas, pods int) string {
 				first = mean
 			}
 			counts = append(counts, fmt.Sprint(row.Replicas))
-			heap = append(heap, fmt.Sprintf("%s (%.2f×, largest %s)", report.FmtBytes(mean), mean/max(first, 1), report.FmtBytes(row.ReplicaRetainedHeapBytes.Max)))
+			heap = append(heap, fmt.Sprintf("%s (%.2f×, largest %s)", FmtBytes(mean), mean/max(first, 1), FmtBytes(row.ReplicaRetainedHeapBytes.Max)))
 			share = append(share, fmt.Sprintf("%.2f (largest %.2f)", row.ReplicaChurnDecodedShare.Median, row.ReplicaChurnDecodedShare.Max))
-			rate = append(rate, report.FmtRate(row.SyncReconcilesPerSecond.Median))
+			rate = append(rate, FmtRate(row.SyncReconcilesPerSecond.Median))
 		}
 		if len(counts) == 0 {
 			continue
@@ -148,12 +126,12 @@ func replicasHeadline(rr *report.Replicas, pods int) string {
 			map[bool]string{true: "on", false: "off (client-side fallback)"}[filters], strings.Join(counts, " → "),
 			strings.Join(heap, ", "), strings.Join(share, ", "), strings.Join(rate, ", ")))
 	}
-	return fmt.Sprintf("Controller replicas on %s pods, each a process on one machine: %s.", report.FmtCount(pods), strings.Join(parts, "; "))
+	return fmt.Sprintf("Controller replicas on %s pods, each a process on one machine: %s.", FmtCount(pods), strings.Join(parts, "; "))
 }
 
 // replicasCharts draws reconciles/s, memory and decoding per replica against the
 // replica count.
-func replicasCharts(rr *report.Replicas) []plot.Chart {
+func replicasCharts(rr *Replicas) []plot.Chart {
 	if len(rr.Rows) == 0 {
 		return nil
 	}
@@ -165,9 +143,9 @@ func replicasCharts(rr *report.Replicas) []plot.Chart {
 	dec := plot.Chart{ID: "replicas_decoded", Title: "Share decoded per replica by replica count (median)", X: x, Y: plot.Axis{Label: "% of the stream", Unit: "percent"},
 		Note: "Churn events decoded by a replica / churn events written; objects decoded to converge / pods. Ideal: 100/N with server-side filtering."}
 	for _, filters := range []bool{true, false} {
-		suffix, colour := "", implOurs
+		suffix, colour := "", ImplOurs
 		if !filters {
-			suffix, colour = " (client-side fallback)", implClientGo
+			suffix, colour = " (client-side fallback)", ImplClientGo
 		}
 		var agg, aggChurn, each, heap, largest, rss, ideal, share, syncShare, idealShare [][2]float64
 		var base float64
@@ -212,7 +190,7 @@ func replicasCharts(rr *report.Replicas) []plot.Chart {
 	out := []plot.Chart{plot.Line(rate), plot.Line(mem), plot.Line(dec)}
 	for i := range out {
 		out[i].X = countAxis(out[i].X, rr.Group.Counts[len(rr.Group.Counts)-1])
-		report.FinishChart(&out[i])
+		FinishChart(&out[i])
 	}
 	return out
 }
@@ -231,7 +209,7 @@ func countAxis(a plot.Axis, n int) plot.Axis {
 }
 
 // printReplicas writes the replicas scenario's table, note and checks.
-func printReplicas(w io.Writer, r *report.Report) {
+func printReplicas(w io.Writer, r *Report) {
 	rr := r.Replicas
 	g := rr.Group
 	fmt.Fprintf(w, "group: %d slots, leases %gs (renew deadline %gs, every %gs); handler calls %s\n\n",
@@ -244,7 +222,7 @@ func printReplicas(w io.Writer, r *report.Report) {
 			mode = "client (fallback)"
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", mode, row.Replicas, row.ConvergeSeconds.Text,
-			row.SyncReconcilesPerSecond.Text, row.ChurnReconcilesPerSecond.Text, report.FmtBytes(row.TotalRetainedHeapBytes.Median/float64(row.Replicas)),
+			row.SyncReconcilesPerSecond.Text, row.ChurnReconcilesPerSecond.Text, FmtBytes(row.TotalRetainedHeapBytes.Median/float64(row.Replicas)),
 			row.ReplicaSlotsOwned.Text, row.ReplicaSlotArrivals.Text, row.ReplicaSyncReconcilesPerSecond.Text,
 			row.ReplicaObjects.Text, row.ReplicaRetainedHeapBytes.Text, row.ReplicaHeapPerSlotBytes.Text, row.ReplicaPeakRSSBytes.Text,
 			row.ReplicaSyncDecodedShare.Text, row.ReplicaChurnDecodedShare.Text, row.ReplicaCPUSeconds.Text)

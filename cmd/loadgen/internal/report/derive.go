@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"fmt"
@@ -7,37 +7,19 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-
-	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/report"
-	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/target"
 )
 
-// Trial modes.
-const (
-	modeProcess    = "process"      // one implementation alone in a child process
-	modeSideBySide = "side-by-side" // every implementation in this process on one stream
-)
-
-// newChurnReport is the report of a churn that did c.
-func newChurnReport(c target.ChurnCounts) report.Churn {
-	r := report.Churn{Seconds: c.Seconds, Creates: c.Creates, Updates: c.Updates, Deletes: c.Deletes, Emitted: c.Emitted(), Failed: c.Failed}
-	if r.Seconds > 0 {
-		r.Rate = float64(r.Emitted) / r.Seconds
-	}
-	return r
-}
-
-// finishReport derives everything that summarizes the trials: pass, the stacks'
+// Finish derives everything that summarizes the trials: pass, the stacks'
 // decoders and queues, figures, scale points, server cost, charts and
 // headline.
-func finishReport(r *report.Report) {
+func Finish(r *Report) {
 	r.FinishedAt = time.Now()
 	r.Pass = len(r.Trials) > 0
 	for _, t := range r.Trials {
 		r.Server.PopulateSeconds += t.Server.PopulateSeconds
 		r.Server.PreencodeSeconds += t.Server.PreencodeSeconds
 		r.Server.SetupCPUSeconds += t.Server.SetupCPUSeconds
-		if t.Mode == modeProcess {
+		if t.Mode == ModeProcess {
 			r.Server.CPUSeconds += t.Server.CPUSeconds
 		}
 		r.Server.ServerCPUSeconds += t.CPUByLabel["server"]
@@ -57,12 +39,12 @@ func finishReport(r *report.Report) {
 	sizes := r.Settings.Sizes
 	for _, pods := range sizes {
 		figs := figuresAt(r, pods)
-		if r.Scenario == scenarioScale {
-			r.Scale = append(r.Scale, report.ScalePoint{Pods: pods, Figures: figs, DidNotFit: r.UnfitAt(pods)})
+		if r.Scenario == ScenarioScale {
+			r.Scale = append(r.Scale, ScalePoint{Pods: pods, Figures: figs, DidNotFit: r.UnfitAt(pods)})
 		}
 		// The largest size; a sweep's largest size with a result (beyond
 		// it every implementation did not fit).
-		if pods == sizes[len(sizes)-1] && r.Scenario != scenarioScale || r.Scenario == scenarioScale && len(figs) > 0 {
+		if pods == sizes[len(sizes)-1] && r.Scenario != ScenarioScale || r.Scenario == ScenarioScale && len(figs) > 0 {
 			r.Figures = figs
 		}
 	}
@@ -70,7 +52,7 @@ func finishReport(r *report.Report) {
 	r.Runs = compareRuns(r, sizes[len(sizes)-1])
 	r.Charts = reportCharts(r)
 	r.Headline = headline(r)
-	if len(r.DidNotFit) > 0 && r.Scenario != scenarioScale && len(r.Figures) > 0 { // a sweep's says it itself
+	if len(r.DidNotFit) > 0 && r.Scenario != ScenarioScale && len(r.Figures) > 0 { // a sweep's says it itself
 		r.Headline += " Did not fit: " + unfitWords(r) + "."
 	}
 	if rr := r.Replicas; rr != nil {
@@ -88,25 +70,25 @@ func finishReport(r *report.Report) {
 
 // decompose returns the 2×2 decomposition of the figures, or nil unless
 // every cell of it ran.
-func decompose(r *report.Report) []report.DecompositionRow {
-	if !hasDecomposition(r.Settings.Impls) {
+func decompose(r *Report) []DecompositionRow {
+	if !HasDecomposition(r.Settings.Impls) {
 		return nil
 	}
-	var rows []report.DecompositionRow
+	var rows []DecompositionRow
 	for _, f := range r.Figures {
 		m := map[string]float64{}
-		for _, n := range decomposition {
+		for _, n := range Decomposition {
 			if s, ok := f.Values[n]; ok && s.Median > 0 {
 				m[n] = s.Median
 			}
 		}
-		if len(m) < len(decomposition) {
+		if len(m) < len(Decomposition) {
 			continue
 		}
-		cg := m[implClientGo]
-		rows = append(rows, report.DecompositionRow{Key: f.Key, Label: f.Label, Better: f.Better,
-			Core: m[implOursClientGoDecode] / cg, Wire: m[implClientGoWire] / cg, Both: m[implOurs] / cg,
-			WireOnOurs: m[implOurs] / m[implOursClientGoDecode], CoreOnWire: m[implOurs] / m[implClientGoWire]})
+		cg := m[ImplClientGo]
+		rows = append(rows, DecompositionRow{Key: f.Key, Label: f.Label, Better: f.Better,
+			Core: m[ImplOursClientGoDecode] / cg, Wire: m[ImplClientGoWire] / cg, Both: m[ImplOurs] / cg,
+			WireOnOurs: m[ImplOurs] / m[ImplOursClientGoDecode], CoreOnWire: m[ImplOurs] / m[ImplClientGoWire]})
 	}
 	return rows
 }
@@ -116,65 +98,65 @@ type figureDef struct {
 	key, label, unit, better string
 	main                     bool
 	scenario                 string // "" = every scenario, else only this one
-	get                      func(*report.ImplResult) (float64, bool)
+	get                      func(*ImplResult) (float64, bool)
 }
 
-func always(f func(*report.ImplResult) float64) func(*report.ImplResult) (float64, bool) {
-	return func(r *report.ImplResult) (float64, bool) { return f(r), true }
+func always(f func(*ImplResult) float64) func(*ImplResult) (float64, bool) {
+	return func(r *ImplResult) (float64, bool) { return f(r), true }
 }
 
 var figureDefs = []figureDef{
-	{"ready_seconds", "time to sync and reconcile every object", "s", "lower", true, scenarioController, always(func(r *report.ImplResult) float64 { return r.ReadySeconds })},
-	{"initial_objects_per_second", "reconciles/s at saturation (initial backlog)", "per_s", "higher", false, scenarioController, always(func(r *report.ImplResult) float64 { return r.InitialObjectsPerSecond })},
-	{"initial_sync_seconds", "initial sync (informer synced)", "s", "lower", true, "", always(func(r *report.ImplResult) float64 { return r.InitialSyncSeconds })},
-	{"reconciles_per_second", "reconciles/s during churn", "per_s", "higher", false, scenarioController, always(func(r *report.ImplResult) float64 { return r.ReconcilesPerSecond })},
-	{"events_per_second", "events/s (slowest handler)", "per_s", "higher", true, scenarioInformer, always(func(r *report.ImplResult) float64 { return r.EventsPerSecond })},
-	{"deliveries_per_second", "deliveries/s (all handlers)", "per_s", "higher", false, scenarioInformer, always(func(r *report.ImplResult) float64 { return r.DeliveriesPerSecond })},
-	{"latency_p50", "reconcile start latency p50", "s", "lower", false, scenarioController, always(func(r *report.ImplResult) float64 { return r.Latency.P50 })},
-	{"latency_p90", "reconcile start latency p90", "s", "lower", false, scenarioController, always(func(r *report.ImplResult) float64 { return r.Latency.P90 })},
-	{"latency_p99", "reconcile start latency p99", "s", "lower", true, scenarioController, always(func(r *report.ImplResult) float64 { return r.Latency.P99 })},
-	{"delivery_p50", "delivery latency p50", "s", "lower", false, scenarioInformer, always(func(r *report.ImplResult) float64 { return r.Latency.P50 })},
-	{"delivery_p90", "delivery latency p90", "s", "lower", false, scenarioInformer, always(func(r *report.ImplResult) float64 { return r.Latency.P90 })},
-	{"delivery_p99", "delivery latency p99", "s", "lower", true, scenarioInformer, always(func(r *report.ImplResult) float64 { return r.Latency.P99 })},
-	{"freshness_p50", "cache freshness p50 (change → in cache)", "s", "lower", false, scenarioController, freshness(func(l *report.Latency) float64 { return l.P50 })},
-	{"freshness_p99", "cache freshness p99 (change → in cache)", "s", "lower", false, scenarioController, freshness(func(l *report.Latency) float64 { return l.P99 })},
-	{"catch_up_seconds", "catch-up after churn", "s", "lower", false, "", always(func(r *report.ImplResult) float64 { return r.CatchUpSeconds })},
-	{"reads_per_second", "cache reads/s (readers)", "per_s", "higher", false, scenarioInformer, func(r *report.ImplResult) (float64, bool) { return r.ReadsPerS, r.Reads > 0 }},
-	{"cpu_seconds", "CPU seconds, start → caught up", "s", "lower", true, "", func(r *report.ImplResult) (float64, bool) { return r.CPUSeconds, r.CPUScope != cpuScopeShared }},
-	{"sync_cpu_seconds", "CPU seconds to ready", "s", "lower", false, "", func(r *report.ImplResult) (float64, bool) { return r.SyncCPUSeconds, r.CPUScope == cpuScopeProcess }},
-	{"churn_cpu_seconds_per_event", "client CPU per churn event (ready → caught up)", "s", "lower", false, "", func(r *report.ImplResult) (float64, bool) {
-		return r.ChurnCPUSecondsPerEvent, r.CPUScope == cpuScopeProcess && r.ChurnEvents > 0
+	{"ready_seconds", "time to sync and reconcile every object", "s", "lower", true, ScenarioController, always(func(r *ImplResult) float64 { return r.ReadySeconds })},
+	{"initial_objects_per_second", "reconciles/s at saturation (initial backlog)", "per_s", "higher", false, ScenarioController, always(func(r *ImplResult) float64 { return r.InitialObjectsPerSecond })},
+	{"initial_sync_seconds", "initial sync (informer synced)", "s", "lower", true, "", always(func(r *ImplResult) float64 { return r.InitialSyncSeconds })},
+	{"reconciles_per_second", "reconciles/s during churn", "per_s", "higher", false, ScenarioController, always(func(r *ImplResult) float64 { return r.ReconcilesPerSecond })},
+	{"events_per_second", "events/s (slowest handler)", "per_s", "higher", true, ScenarioInformer, always(func(r *ImplResult) float64 { return r.EventsPerSecond })},
+	{"deliveries_per_second", "deliveries/s (all handlers)", "per_s", "higher", false, ScenarioInformer, always(func(r *ImplResult) float64 { return r.DeliveriesPerSecond })},
+	{"latency_p50", "reconcile start latency p50", "s", "lower", false, ScenarioController, always(func(r *ImplResult) float64 { return r.Latency.P50 })},
+	{"latency_p90", "reconcile start latency p90", "s", "lower", false, ScenarioController, always(func(r *ImplResult) float64 { return r.Latency.P90 })},
+	{"latency_p99", "reconcile start latency p99", "s", "lower", true, ScenarioController, always(func(r *ImplResult) float64 { return r.Latency.P99 })},
+	{"delivery_p50", "delivery latency p50", "s", "lower", false, ScenarioInformer, always(func(r *ImplResult) float64 { return r.Latency.P50 })},
+	{"delivery_p90", "delivery latency p90", "s", "lower", false, ScenarioInformer, always(func(r *ImplResult) float64 { return r.Latency.P90 })},
+	{"delivery_p99", "delivery latency p99", "s", "lower", true, ScenarioInformer, always(func(r *ImplResult) float64 { return r.Latency.P99 })},
+	{"freshness_p50", "cache freshness p50 (change → in cache)", "s", "lower", false, ScenarioController, freshness(func(l *Latency) float64 { return l.P50 })},
+	{"freshness_p99", "cache freshness p99 (change → in cache)", "s", "lower", false, ScenarioController, freshness(func(l *Latency) float64 { return l.P99 })},
+	{"catch_up_seconds", "catch-up after churn", "s", "lower", false, "", always(func(r *ImplResult) float64 { return r.CatchUpSeconds })},
+	{"reads_per_second", "cache reads/s (readers)", "per_s", "higher", false, ScenarioInformer, func(r *ImplResult) (float64, bool) { return r.ReadsPerS, r.Reads > 0 }},
+	{"cpu_seconds", "CPU seconds, start → caught up", "s", "lower", true, "", func(r *ImplResult) (float64, bool) { return r.CPUSeconds, r.CPUScope != CPUScopeShared }},
+	{"sync_cpu_seconds", "CPU seconds to ready", "s", "lower", false, "", func(r *ImplResult) (float64, bool) { return r.SyncCPUSeconds, r.CPUScope == CPUScopeProcess }},
+	{"churn_cpu_seconds_per_event", "client CPU per churn event (ready → caught up)", "s", "lower", false, "", func(r *ImplResult) (float64, bool) {
+		return r.ChurnCPUSecondsPerEvent, r.CPUScope == CPUScopeProcess && r.ChurnEvents > 0
 	}},
-	{"sync_gc_cpu_seconds", "GC CPU seconds to ready (estimate)", "s", "lower", false, "", func(r *report.ImplResult) (float64, bool) { return r.SyncGCCPUSeconds, r.CPUScope == cpuScopeProcess }},
-	{"churn_gc_cpu_seconds_per_event", "GC CPU per churn event (estimate, ready → caught up)", "s", "lower", false, "", func(r *report.ImplResult) (float64, bool) {
-		return r.ChurnGCCPUSecondsPerEvent, r.CPUScope == cpuScopeProcess && r.ChurnEvents > 0
+	{"sync_gc_cpu_seconds", "GC CPU seconds to ready (estimate)", "s", "lower", false, "", func(r *ImplResult) (float64, bool) { return r.SyncGCCPUSeconds, r.CPUScope == CPUScopeProcess }},
+	{"churn_gc_cpu_seconds_per_event", "GC CPU per churn event (estimate, ready → caught up)", "s", "lower", false, "", func(r *ImplResult) (float64, bool) {
+		return r.ChurnGCCPUSecondsPerEvent, r.CPUScope == CPUScopeProcess && r.ChurnEvents > 0
 	}},
-	{"sync_sys_cpu_seconds", "kernel CPU seconds to ready", "s", "lower", false, "", func(r *report.ImplResult) (float64, bool) { return r.SyncSysCPUSeconds, r.CPUScope == cpuScopeProcess }},
-	{"sync_page_faults", "page faults to ready", "count", "lower", false, "", func(r *report.ImplResult) (float64, bool) {
-		return float64(r.SyncPageFaults), r.CPUScope == cpuScopeProcess
+	{"sync_sys_cpu_seconds", "kernel CPU seconds to ready", "s", "lower", false, "", func(r *ImplResult) (float64, bool) { return r.SyncSysCPUSeconds, r.CPUScope == CPUScopeProcess }},
+	{"sync_page_faults", "page faults to ready", "count", "lower", false, "", func(r *ImplResult) (float64, bool) {
+		return float64(r.SyncPageFaults), r.CPUScope == CPUScopeProcess
 	}},
-	{"retained_heap_bytes", "retained heap (informer + queue)", "bytes", "lower", true, "", always(func(r *report.ImplResult) float64 { return float64(r.RetainedHeapBytes) })},
-	{"heap_bytes_per_object", "retained heap per cached object", "bytes", "lower", false, "", always(func(r *report.ImplResult) float64 { return r.HeapBytesPerObject })},
-	{"peak_rss_bytes", "peak RSS of its process", "bytes", "lower", false, "", func(r *report.ImplResult) (float64, bool) {
-		return float64(r.PeakRSSBytes), r.CPUScope == cpuScopeProcess
+	{"retained_heap_bytes", "retained heap (informer + queue)", "bytes", "lower", true, "", always(func(r *ImplResult) float64 { return float64(r.RetainedHeapBytes) })},
+	{"heap_bytes_per_object", "retained heap per cached object", "bytes", "lower", false, "", always(func(r *ImplResult) float64 { return r.HeapBytesPerObject })},
+	{"peak_rss_bytes", "peak RSS of its process", "bytes", "lower", false, "", func(r *ImplResult) (float64, bool) {
+		return float64(r.PeakRSSBytes), r.CPUScope == CPUScopeProcess
 	}},
-	{"churn_gc_cycles", "GC cycles during churn and catch-up", "count", "lower", false, "", func(r *report.ImplResult) (float64, bool) {
-		return float64(r.ChurnGCCycles), r.CPUScope == cpuScopeProcess
+	{"churn_gc_cycles", "GC cycles during churn and catch-up", "count", "lower", false, "", func(r *ImplResult) (float64, bool) {
+		return float64(r.ChurnGCCycles), r.CPUScope == CPUScopeProcess
 	}},
-	{"churn_alloc_bytes", "heap allocated during churn and catch-up", "bytes", "lower", false, "", func(r *report.ImplResult) (float64, bool) {
-		return float64(r.ChurnAllocBytes), r.CPUScope == cpuScopeProcess
+	{"churn_alloc_bytes", "heap allocated during churn and catch-up", "bytes", "lower", false, "", func(r *ImplResult) (float64, bool) {
+		return float64(r.ChurnAllocBytes), r.CPUScope == CPUScopeProcess
 	}},
-	{"churn_alloc_objects", "heap objects allocated during churn and catch-up", "count", "lower", false, "", func(r *report.ImplResult) (float64, bool) {
-		return float64(r.ChurnAllocObjects), r.CPUScope == cpuScopeProcess
+	{"churn_alloc_objects", "heap objects allocated during churn and catch-up", "count", "lower", false, "", func(r *ImplResult) (float64, bool) {
+		return float64(r.ChurnAllocObjects), r.CPUScope == CPUScopeProcess
 	}},
-	{"churn_gc_headroom_bytes", "GC goal minus heap at the churn's start", "bytes", "higher", false, "", func(r *report.ImplResult) (float64, bool) {
-		return float64(r.ChurnStartGoal) - float64(r.ChurnStartHeap), r.CPUScope == cpuScopeProcess && r.ChurnStartGoal > 0
+	{"churn_gc_headroom_bytes", "GC goal minus heap at the churn's start", "bytes", "higher", false, "", func(r *ImplResult) (float64, bool) {
+		return float64(r.ChurnStartGoal) - float64(r.ChurnStartHeap), r.CPUScope == CPUScopeProcess && r.ChurnStartGoal > 0
 	}},
-	{"gc_pause_seconds", "GC pause total of its process", "s", "lower", false, "", func(r *report.ImplResult) (float64, bool) { return r.GCPauseSeconds, r.CPUScope == cpuScopeProcess }},
+	{"gc_pause_seconds", "GC pause total of its process", "s", "lower", false, "", func(r *ImplResult) (float64, bool) { return r.GCPauseSeconds, r.CPUScope == CPUScopeProcess }},
 }
 
-func freshness(f func(*report.Latency) float64) func(*report.ImplResult) (float64, bool) {
-	return func(r *report.ImplResult) (float64, bool) {
+func freshness(f func(*Latency) float64) func(*ImplResult) (float64, bool) {
+	return func(r *ImplResult) (float64, bool) {
 		if r.Freshness == nil {
 			return 0, false
 		}
@@ -183,20 +165,20 @@ func freshness(f func(*report.Latency) float64) func(*report.ImplResult) (float6
 }
 
 func (d figureDef) applies(scenario string) bool {
-	if scenario == scenarioScale || scenario == scenarioSoak {
-		scenario = scenarioController
+	if scenario == ScenarioScale || scenario == ScenarioSoak {
+		scenario = ScenarioController
 	}
 	return d.scenario == "" || d.scenario == scenario
 }
 
 // figuresAt computes every applicable figure at pods.
-func figuresAt(r *report.Report, pods int) []report.Figure {
-	figs := []report.Figure{}
+func figuresAt(r *Report, pods int) []Figure {
+	figs := []Figure{}
 	for _, d := range figureDefs {
-		if !d.applies(sweptScenario(r.Scenario, r.Settings.Path)) {
+		if !d.applies(SweptScenario(r.Scenario, r.Settings.Path)) {
 			continue
 		}
-		f := report.Figure{Key: d.key, Label: d.label, Unit: d.unit, Better: d.better, Main: d.main, Pods: pods, Values: map[string]report.Stat{}}
+		f := Figure{Key: d.key, Label: d.label, Unit: d.unit, Better: d.better, Main: d.main, Pods: pods, Values: map[string]Stat{}}
 		for _, impl := range r.Settings.Impls {
 			var xs []float64
 			for _, res := range r.Results(impl, pods) {
@@ -205,8 +187,8 @@ func figuresAt(r *report.Report, pods int) []report.Figure {
 				}
 			}
 			if len(xs) > 0 {
-				st := report.StatOf(xs)
-				st.Text = report.FmtStat(d.unit, st)
+				st := StatOf(xs)
+				st.Text = FmtStat(d.unit, st)
 				f.Values[impl] = st
 			}
 		}
@@ -221,24 +203,24 @@ func figuresAt(r *report.Report, pods int) []report.Figure {
 				f.DidNotFit[impl] = text
 			}
 		}
-		if cg, ok := f.Values[implClientGo]; ok {
+		if cg, ok := f.Values[ImplClientGo]; ok {
 			for _, impl := range r.Settings.Impls {
 				x, ok := f.Values[impl]
-				if !ok || impl == implClientGo {
+				if !ok || impl == ImplClientGo {
 					continue
 				}
-				var cmp report.Comparison
+				var cmp Comparison
 				if cg.Median != 0 {
 					ratio := x.Median / cg.Median
 					cmp.Ratio = &ratio
 				}
-				cmp.Verdict = report.ComparisonWords[report.Compare(d.better, x, cg)+2]
+				cmp.Verdict = ComparisonWords[Compare(d.better, x, cg)+2]
 				if f.VsClientGo == nil {
-					f.VsClientGo = map[string]report.Comparison{}
+					f.VsClientGo = map[string]Comparison{}
 				}
 				f.VsClientGo[impl] = cmp
-				if impl == implOurs {
-					f.Ratio, f.Verdict = cmp.Ratio, report.VerdictOf(d.better, x, cg)
+				if impl == ImplOurs {
+					f.Ratio, f.Verdict = cmp.Ratio, VerdictOf(d.better, x, cg)
 				}
 			}
 		}
@@ -248,7 +230,7 @@ func figuresAt(r *report.Report, pods int) []report.Figure {
 }
 
 // factor describes a ratio in words: "2.1× lower" / "1.3× higher".
-func factor(f report.Figure) string {
+func factor(f Figure) string {
 	if f.Ratio == nil || *f.Ratio == 0 {
 		return "n/a"
 	}
@@ -264,9 +246,9 @@ func factor(f report.Figure) string {
 }
 
 // headline says what won, by how much, at which size.
-func headline(r *report.Report) string {
+func headline(r *Report) string {
 	how := fmt.Sprintf("%d run(s) each, %s", r.Settings.Runs, modeWords(r.Settings.Mode))
-	if r.Scenario == scenarioScale && len(r.Scale) > 1 {
+	if r.Scenario == ScenarioScale && len(r.Scale) > 1 {
 		return scaleHeadline(r, how)
 	}
 	if len(r.Figures) == 0 {
@@ -277,7 +259,7 @@ func headline(r *report.Report) string {
 	}
 	pods := r.Figures[0].Pods
 	noun := "pods"
-	if r.Settings.Resource == target.ResourceWidgets {
+	if r.Settings.Resource == ResourceWidgets {
 		noun = "pod-sized custom resources"
 	}
 	var ahead, behind, even []string
@@ -287,16 +269,16 @@ func headline(r *report.Report) string {
 		}
 		desc := fmt.Sprintf("%s %s", f.Label, factor(f))
 		switch f.Verdict {
-		case report.VerdictOursBetter, report.VerdictOursLikely:
+		case VerdictOursBetter, VerdictOursLikely:
 			ahead = append(ahead, desc)
-		case report.VerdictTheirsBetter, report.VerdictTheirsLikely:
+		case VerdictTheirsBetter, VerdictTheirsLikely:
 			behind = append(behind, desc)
 		default:
 			even = append(even, f.Label)
 		}
 	}
 	if len(ahead)+len(behind)+len(even) == 0 {
-		return fmt.Sprintf("%s alone at %s %s (%s).", strings.Join(r.Settings.Impls, ", "), report.FmtCount(pods), noun, how)
+		return fmt.Sprintf("%s alone at %s %s (%s).", strings.Join(r.Settings.Impls, ", "), FmtCount(pods), noun, how)
 	}
 	winner := "no clear difference"
 	switch {
@@ -307,11 +289,11 @@ func headline(r *report.Report) string {
 	case len(ahead) > 0:
 		winner = "no overall winner"
 	}
-	if sure := func(v string) bool { return v == report.VerdictOursBetter || v == report.VerdictTheirsBetter }; winner != "no clear difference" &&
-		!slices.ContainsFunc(r.Figures, func(f report.Figure) bool { return f.Main && sure(f.Verdict) }) {
+	if sure := func(v string) bool { return v == VerdictOursBetter || v == VerdictTheirsBetter }; winner != "no clear difference" &&
+		!slices.ContainsFunc(r.Figures, func(f Figure) bool { return f.Main && sure(f.Verdict) }) {
 		winner += " (no verdict beyond \"likely\")"
 	}
-	s := fmt.Sprintf("%s at %s %s (%s, %s scenario%s): ", winner, report.FmtCount(pods), noun, how, r.Scenario, pathWords(r.Settings.Path))
+	s := fmt.Sprintf("%s at %s %s (%s, %s scenario%s): ", winner, FmtCount(pods), noun, how, r.Scenario, pathWords(r.Settings.Path))
 	var parts []string
 	if len(ahead) > 0 {
 		parts = append(parts, "shardinformer ahead on "+strings.Join(ahead, ", "))
@@ -327,7 +309,7 @@ func headline(r *report.Report) string {
 	for _, d := range r.Decomposition {
 		for _, f := range r.Figures {
 			if f.Key == d.Key && f.Main {
-				shares = append(shares, fmt.Sprintf("%s: core %s, wire %s, both %s", d.Label, report.FmtRatio(d.Core), report.FmtRatio(d.Wire), report.FmtRatio(d.Both)))
+				shares = append(shares, fmt.Sprintf("%s: core %s, wire %s, both %s", d.Label, FmtRatio(d.Core), FmtRatio(d.Wire), FmtRatio(d.Both)))
 			}
 		}
 	}
@@ -344,7 +326,7 @@ func headline(r *report.Report) string {
 // scaleHeadline is a sweep's headline: how much each main figure of each
 // implementation grew from the first size to the last it fitted at, and
 // where it did not fit.
-func scaleHeadline(r *report.Report, how string) string {
+func scaleHeadline(r *Report, how string) string {
 	first, last := r.Scale[0], r.Scale[len(r.Scale)-1]
 	var parts []string
 	for _, impl := range r.Settings.Impls {
@@ -355,14 +337,14 @@ func scaleHeadline(r *report.Report, how string) string {
 			}
 			for j := len(r.Scale) - 1; j > 0; j-- {
 				p := r.Scale[j]
-				i := slices.IndexFunc(p.Figures, func(f report.Figure) bool { return f.Key == g.Key })
+				i := slices.IndexFunc(p.Figures, func(f Figure) bool { return f.Key == g.Key })
 				if i < 0 {
 					continue
 				}
 				if s, ok := p.Figures[i].Values[impl]; ok {
 					at := ""
 					if p.Pods != last.Pods {
-						at = " (to " + report.FmtCount(p.Pods) + ")"
+						at = " (to " + FmtCount(p.Pods) + ")"
 					}
 					parts = append(parts, fmt.Sprintf("%s %s ×%.1f%s", impl, g.Label, s.Median/b.Median, at))
 					break
@@ -370,7 +352,7 @@ func scaleHeadline(r *report.Report, how string) string {
 			}
 		}
 	}
-	h := fmt.Sprintf("From %s to %s pods (×%.0f objects; %s)", report.FmtCount(first.Pods), report.FmtCount(last.Pods),
+	h := fmt.Sprintf("From %s to %s pods (×%.0f objects; %s)", FmtCount(first.Pods), FmtCount(last.Pods),
 		float64(last.Pods)/float64(first.Pods), how)
 	if len(parts) > 0 {
 		h += ": " + strings.Join(parts, "; ")
@@ -384,7 +366,7 @@ func scaleHeadline(r *report.Report, how string) string {
 
 // pathWords names a path other than the typed one for the headline.
 func pathWords(path string) string {
-	if path == pathTyped || path == "" {
+	if path == PathTyped || path == "" {
 		return ""
 	}
 	return ", " + path + " path"
@@ -392,27 +374,27 @@ func pathWords(path string) string {
 
 // objectsWord names what the informers cached, for the summary.
 func objectsWord(resource string) string {
-	if resource == target.ResourceWidgets {
-		return "pod-sized custom resources (" + resourceGVR(resource).GroupResource().String() + ")"
+	if resource == ResourceWidgets {
+		return "pod-sized custom resources (the simulator's " + resource + ")"
 	}
 	return "pods"
 }
 
 func modeWords(mode string) string {
-	if mode == modeSideBySide {
+	if mode == ModeSideBySide {
 		return "side by side in one process"
 	}
 	return "each alone in its own process"
 }
 
-// printSummary writes the human-readable summary.
-func printSummary(w io.Writer, r *report.Report) {
+// PrintSummary writes the human-readable summary.
+func PrintSummary(w io.Writer, r *Report) {
 	s := r.Settings
 	fmt.Fprintf(w, "\nloadgen %s scenario, %s path, on %s: %s %s in %d namespaces, %s, churn %s; %s\n",
 		r.Scenario, s.Path, s.Target, joinSizes(s.Sizes), objectsWord(s.Resource), s.Namespaces, s.ContentType, churnDesc(s), modeWords(s.Mode))
 	if s.Workers > 0 {
 		fmt.Fprintf(w, "controller: %d workers, %s of CPU per reconcile (%d iterations), status writes %v\n",
-			s.Workers, report.FmtDuration(s.ReconcileWork), s.ReconcileIterations, s.StatusWrites)
+			s.Workers, FmtDuration(s.ReconcileWork), s.ReconcileIterations, s.StatusWrites)
 	}
 	for _, im := range r.Implementations {
 		fmt.Fprintf(w, "%s: %s, decoder %s", im.Name, im.Informer, im.Decoder)
@@ -429,7 +411,7 @@ func printSummary(w io.Writer, r *report.Report) {
 	fmt.Fprintln(w, r.Headline)
 	fmt.Fprintln(w)
 	switch {
-	case r.Scenario == scenarioScale:
+	case r.Scenario == ScenarioScale:
 		printScale(w, r)
 	case r.Replicas != nil:
 		printReplicas(w, r)
@@ -481,7 +463,7 @@ func printSummary(w io.Writer, r *report.Report) {
 	}
 }
 
-func printFigures(w io.Writer, r *report.Report) {
+func printFigures(w io.Writer, r *Report) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	head := "figure"
 	for _, impl := range r.Settings.Impls {
@@ -490,13 +472,13 @@ func printFigures(w io.Writer, r *report.Report) {
 	// Ratio columns: shardinformer's with its verdict, then every other
 	// implementation's, each against client-go's stack.
 	var others []string
-	both := slices.Contains(r.Settings.Impls, implOurs) && slices.Contains(r.Settings.Impls, implClientGo)
+	both := slices.Contains(r.Settings.Impls, ImplOurs) && slices.Contains(r.Settings.Impls, ImplClientGo)
 	if both {
 		head += "\tours/client-go\tverdict"
 	}
-	if slices.Contains(r.Settings.Impls, implClientGo) {
+	if slices.Contains(r.Settings.Impls, ImplClientGo) {
 		for _, impl := range r.Settings.Impls {
-			if impl != implOurs && impl != implClientGo {
+			if impl != ImplOurs && impl != ImplClientGo {
 				others = append(others, impl)
 				head += "\t" + impl + "/client-go"
 			}
@@ -507,7 +489,7 @@ func printFigures(w io.Writer, r *report.Report) {
 		if x == nil {
 			return "-"
 		}
-		return report.FmtRatio(*x)
+		return FmtRatio(*x)
 	}
 	for _, f := range r.Figures {
 		line := f.Label
@@ -526,16 +508,16 @@ func printFigures(w io.Writer, r *report.Report) {
 }
 
 // printDecomposition prints the 2×2 of cores and decoders, if it ran.
-func printDecomposition(w io.Writer, r *report.Report) {
+func printDecomposition(w io.Writer, r *Report) {
 	if len(r.Decomposition) == 0 {
 		return
 	}
 	fmt.Fprintf(w, "\nWhere the difference comes from (ratios of medians; core = %s / %s, wire = %s / %s, both = %s / %s):\n",
-		implOursClientGoDecode, implClientGo, implClientGoWire, implClientGo, implOurs, implClientGo)
+		ImplOursClientGoDecode, ImplClientGo, ImplClientGoWire, ImplClientGo, ImplOurs, ImplClientGo)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "figure\tcore alone\twire alone\tboth\twire on our core\tour core on the wire")
 	for _, d := range r.Decomposition {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", d.Label, report.FmtRatio(d.Core), report.FmtRatio(d.Wire), report.FmtRatio(d.Both), report.FmtRatio(d.WireOnOurs), report.FmtRatio(d.CoreOnWire))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", d.Label, FmtRatio(d.Core), FmtRatio(d.Wire), FmtRatio(d.Both), FmtRatio(d.WireOnOurs), FmtRatio(d.CoreOnWire))
 	}
 	tw.Flush()
 }
@@ -543,12 +525,12 @@ func printDecomposition(w io.Writer, r *report.Report) {
 // printScale prints, per implementation, each figure at every size (or
 // why it has none there: "did not fit in N GiB") and its growth from the
 // first size to the last it has a value at.
-func printScale(w io.Writer, r *report.Report) {
+func printScale(w io.Writer, r *Report) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, impl := range r.Settings.Impls {
 		head := impl
 		for _, p := range r.Scale {
-			head += "\t" + report.FmtCount(p.Pods)
+			head += "\t" + FmtCount(p.Pods)
 		}
 		fmt.Fprintln(tw, head+"\tgrowth (last/first)")
 		for _, key := range scaleKeys(r.Scale) {
@@ -556,8 +538,8 @@ func printScale(w io.Writer, r *report.Report) {
 			var first, last float64
 			n := 0 // sizes with a value
 			for _, p := range r.Scale {
-				i := slices.IndexFunc(p.Figures, func(f report.Figure) bool { return f.Key == key })
-				var v report.Stat
+				i := slices.IndexFunc(p.Figures, func(f Figure) bool { return f.Key == key })
+				var v Stat
 				ok := i >= 0
 				if ok {
 					v, ok = p.Figures[i].Values[impl]
@@ -588,11 +570,11 @@ func printScale(w io.Writer, r *report.Report) {
 
 // scaleKeys are the keys of the figures of any size of a sweep, in
 // figureDefs' order.
-func scaleKeys(points []report.ScalePoint) []string {
+func scaleKeys(points []ScalePoint) []string {
 	var keys []string
 	for _, d := range figureDefs {
-		if slices.ContainsFunc(points, func(p report.ScalePoint) bool {
-			return slices.ContainsFunc(p.Figures, func(f report.Figure) bool { return f.Key == d.key })
+		if slices.ContainsFunc(points, func(p ScalePoint) bool {
+			return slices.ContainsFunc(p.Figures, func(f Figure) bool { return f.Key == d.key })
 		}) {
 			keys = append(keys, d.key)
 		}
@@ -603,7 +585,7 @@ func scaleKeys(points []report.ScalePoint) []string {
 func joinSizes(sizes []int) string {
 	var s []string
 	for _, n := range sizes {
-		s = append(s, report.FmtCount(n))
+		s = append(s, FmtCount(n))
 	}
 	return strings.Join(s, ", ")
 }
@@ -618,7 +600,7 @@ func short(commit string) string {
 	return commit
 }
 
-func churnDesc(s report.Settings) string {
+func churnDesc(s Settings) string {
 	if s.ChurnDuration <= 0 && s.ChurnEvents <= 0 {
 		return "none"
 	}
@@ -629,10 +611,36 @@ func churnDesc(s report.Settings) string {
 		parts = append(parts, "as fast as possible")
 	}
 	if s.ChurnDuration > 0 {
-		parts = append(parts, "for "+report.FmtDuration(s.ChurnDuration))
+		parts = append(parts, "for "+FmtDuration(s.ChurnDuration))
 	}
 	if s.ChurnEvents > 0 {
 		parts = append(parts, fmt.Sprintf("up to %d events", s.ChurnEvents))
 	}
 	return strings.Join(parts, " ") + " mix " + s.Mix
+}
+
+// printDidNotFit prints the trials that did not fit, beside the checks.
+func printDidNotFit(w io.Writer, r *Report) {
+	for _, d := range r.DidNotFit {
+		if d.NotRun {
+			fmt.Fprintf(w, "DID NOT FIT %s (%d pods, run %d): %s; %s\n", d.Impl, d.Pods, d.Run, d.Text, d.Reason)
+			continue
+		}
+		fmt.Fprintf(w, "DID NOT FIT %s (%d pods, run %d): %s: %s, during %s after %.1f s; not checked\n",
+			d.Impl, d.Pods, d.Run, d.Text, d.Reason, d.Phase, d.Seconds)
+	}
+}
+
+// unfitWords names, per implementation, the first size it did not fit at:
+// "client-go did not fit in 20 GiB at 1M pods".
+func unfitWords(r *Report) string {
+	var parts []string
+	seen := map[string]bool{}
+	for _, d := range r.DidNotFit {
+		if !seen[d.Impl] {
+			seen[d.Impl] = true
+			parts = append(parts, fmt.Sprintf("%s %s at %s pods", d.Impl, d.Text, FmtCount(d.Pods)))
+		}
+	}
+	return strings.Join(parts, "; ")
 }

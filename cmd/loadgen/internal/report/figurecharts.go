@@ -1,24 +1,22 @@
-package main
+package report
 
 import (
 	"fmt"
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/plot"
 	"math"
 	"slices"
 	"strings"
-
-	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/plot"
-	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/report"
 )
 
 // reportCharts builds the report's charts.
-func reportCharts(r *report.Report) []plot.Chart {
+func reportCharts(r *Report) []plot.Chart {
 	out := []plot.Chart{}
 	if len(r.Figures) == 0 {
 		return out
 	}
 	pods := r.Figures[0].Pods
-	ctl := sweptScenario(r.Scenario, r.Settings.Path) != scenarioInformer
-	size := report.FmtCount(pods) + " pods"
+	ctl := SweptScenario(r.Scenario, r.Settings.Path) != ScenarioInformer
+	size := FmtCount(pods) + " pods"
 
 	// Initial sync, median run of each implementation.
 	sync := plot.Chart{ID: "sync", Title: "Initial sync (median run by time to ready), " + size,
@@ -64,17 +62,17 @@ func reportCharts(r *report.Report) []plot.Chart {
 		if ctl {
 			what = " reconciles/s"
 		}
-		w := report.WindowFor(res.Timeline[len(res.Timeline)-1].T - t.ChurnStart)
+		w := WindowFor(res.Timeline[len(res.Timeline)-1].T - t.ChurnStart)
 		throughput.Series = append(throughput.Series, plot.Series{Name: impl + what, Impl: impl,
-			Points: report.Rates(counts, t.ChurnStart, math.Inf(1), w)})
+			Points: Rates(counts, t.ChurnStart, math.Inf(1), w)})
 		var em [][2]float64
 		for _, e := range t.Emitted {
 			em = append(em, [2]float64{e.T, float64(e.Emitted)})
 		}
-		if ch := report.Rates(em, t.ChurnStart, t.ChurnEnd, w); len(ch) > 0 && (impl == r.Settings.Impls[0] || t.Mode == modeProcess) {
+		if ch := Rates(em, t.ChurnStart, t.ChurnEnd, w); len(ch) > 0 && (impl == r.Settings.Impls[0] || t.Mode == ModeProcess) {
 			throughput.Series = append(throughput.Series, plot.Series{Name: "churn writes/s (" + impl + "'s run)", Impl: "churn", Points: ch})
 		}
-		if res.CPUScope == cpuScopeProcess {
+		if res.CPUScope == CPUScopeProcess {
 			heapT.Series = append(heapT.Series, plot.Series{Name: impl, Impl: impl, Points: heap})
 			gcNotes = append(gcNotes, fmt.Sprintf("%s %d", impl, res.ChurnGCCycles))
 		}
@@ -95,7 +93,7 @@ func reportCharts(r *report.Report) []plot.Chart {
 	out = append(out, plot.Line(sync), plot.Line(throughput), plot.Line(latT))
 
 	// Latency distributions, every run merged.
-	cdf := func(id, title string, get func(*report.ImplResult) *report.Latency) {
+	cdf := func(id, title string, get func(*ImplResult) *Latency) {
 		c := plot.Chart{ID: id, Title: title + ", " + size + ", all runs", X: plot.Axis{Label: "seconds (log scale)", Unit: "s", Log: true},
 			Y: plot.Axis{Label: "% of changes at or below", Unit: "percent"}}
 		for _, impl := range r.Settings.Impls {
@@ -134,10 +132,10 @@ func reportCharts(r *report.Report) []plot.Chart {
 		}
 	}
 	if ctl {
-		cdf("latency", "Reconcile start latency after a change (cumulative)", func(r *report.ImplResult) *report.Latency { return &r.Latency })
-		cdf("freshness", "Cache freshness: change → in the cache (cumulative)", func(r *report.ImplResult) *report.Latency { return r.Freshness })
+		cdf("latency", "Reconcile start latency after a change (cumulative)", func(r *ImplResult) *Latency { return &r.Latency })
+		cdf("freshness", "Cache freshness: change → in the cache (cumulative)", func(r *ImplResult) *Latency { return r.Freshness })
 	} else {
-		cdf("latency", "Delivery latency: change → handler (cumulative)", func(r *report.ImplResult) *report.Latency { return &r.Latency })
+		cdf("latency", "Delivery latency: change → handler (cumulative)", func(r *ImplResult) *Latency { return &r.Latency })
 	}
 
 	// Per-implementation resources: bars with min–max.
@@ -175,7 +173,7 @@ func reportCharts(r *report.Report) []plot.Chart {
 				s := plot.Series{Name: impl, Impl: impl}
 				ran := 0
 				for _, p := range r.Scale {
-					i := slices.IndexFunc(p.Figures, func(f report.Figure) bool { return f.Key == key })
+					i := slices.IndexFunc(p.Figures, func(f Figure) bool { return f.Key == key })
 					if i < 0 {
 						continue
 					}
@@ -201,7 +199,7 @@ func reportCharts(r *report.Report) []plot.Chart {
 		}
 	}
 	for i := range out {
-		report.FinishChart(&out[i])
+		FinishChart(&out[i])
 	}
 	return out
 }
