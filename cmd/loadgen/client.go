@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,97 +16,17 @@ import (
 
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/latency"
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/procfs"
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/protocol"
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/report"
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/selfstat"
 )
-
-// childFlag, as the first argument, makes loadgen run one implementation
-// under test for a parent loadgen: spec on stdin, commands after it, messages
-// on stdout (JSON lines). It is not a user flag and not in --help.
-const childFlag = "--internal-child"
-
-// Messages from an implementation under test to the parent.
-const (
-	msgSample    = "sample"     // Sample: a timeline point
-	msgSynced    = "synced"     // At: the informer and its handlers synced
-	msgReady     = "ready"      // At: every initial object handled (reconciled once)
-	msgWantState = "want-state" // the client needs the server's state to check against
-	msgCaughtUp  = "caught-up"  // Check: the check ended (passed or timed out); measurements taken
-	msgResult    = "result"     // Result: the implementation's figures, after its heap was measured
-	msgMetrics   = "metrics"    // URL: the metrics endpoint serves
-	msgSoak      = "soak"       // Soak: a soak sample (soak.go)
-	msgError     = "error"      // Error: the client failed
-	msgExit      = "exit"       // added by the parent: the client's process or goroutine ended
-)
-
-// Commands from the parent.
-const (
-	cmdChurnStart = "churn-start" // At: when the churn started
-	cmdChurnEnd   = "churn-end"   // At: when it ended
-	cmdState      = "state"       // State, Final
-	cmdFinish     = "finish"      // Deletes: measure the heap, send the result
-)
-
-type message struct {
-	Type   string             `json:"type"`
-	At     int64              `json:"at,omitempty"` // unix nanos
-	Sample *sample            `json:"sample,omitempty"`
-	Check  *report.Check      `json:"check,omitempty"`
-	Result *report.ImplResult `json:"result,omitempty"`
-	URL    string             `json:"url,omitempty"`
-	Error  string             `json:"error,omitempty"`
-	// A replica's result (replicas scenario) comes in two messages: its
-	// final state for the checks, then its figures.
-	ReplicaState  *replicaState          `json:"replica_state,omitempty"`
-	ReplicaResult *report.ReplicaFigures `json:"replica_result,omitempty"`
-	// DidNotFit: added by the parent to msgExit when the child did not fit
-	// (fit.go).
-	DidNotFit *report.DidNotFit `json:"did_not_fit,omitempty"`
-	// Soak: a soak sample (soak scenario).
-	Soak *report.SoakPoint `json:"soak,omitempty"`
-}
-
-type command struct {
-	Cmd   string            `json:"cmd"`
-	At    int64             `json:"at,omitempty"`
-	State map[string]string `json:"state,omitempty"` // key → resourceVersion on the server
-	// Final: the state will not change any more (nothing writes after the
-	// churn), so the client re-checks against it instead of asking again.
-	Final bool `json:"final,omitempty"`
-	// Deletes: key → emission stamp (unix nanos) of every churn delete.
-	Deletes map[string]int64 `json:"deletes,omitempty"`
-	// Emitted: churn-end: the number of churn writes.
-	Emitted uint64 `json:"emitted,omitempty"`
-}
-
-// sample is one point of an implementation's timeline.
-type sample struct {
-	At       int64          `json:"at"`                // unix nanos
-	Synced   int            `json:"synced"`            // initial objects handled
-	Observed uint64         `json:"observed"`          // churn events seen (fewest over handlers)
-	Done     uint64         `json:"done"`              // reconciles (controller) or handler calls (informer)
-	Heap     uint64         `json:"heap"`              // process heap objects, bytes
-	RSS      uint64         `json:"rss"`               // process resident set, bytes
-	CPU      float64        `json:"cpu"`               // process CPU seconds since the client started
-	GC       uint64         `json:"gc"`                // GC cycles completed since the process started
-	Lat      *latencyWindow `json:"lat,omitempty"`     // latencies recorded since the previous sample
-	Replica  *replicaSample `json:"replica,omitempty"` // replicas scenario
-}
-
-// latencyWindow summarizes the latencies recorded between two samples, so a
-// report can tell a burst (a GC cycle, a neighbour) from a steady cost.
-type latencyWindow struct {
-	N   uint64  `json:"n"`
-	P50 float64 `json:"p50"` // seconds
-	P99 float64 `json:"p99"`
-}
 
 // serveClient runs one implementation under test through its phases,
 // driven by cmds and reporting through emit: start, sync, churn (readers),
 // catch-up and check against the state the parent sends, then, on finish,
 // the figures and the retained heap. It returns after the result was emitted
 // and every goroutine it started has exited.
-func serveClient(ctx context.Context, sp spec, reg prometheus.Registerer, cmds <-chan command, emit func(message)) (err error) {
+func serveClient(ctx context.Context, sp protocol.Spec, reg prometheus.Registerer, cmds <-chan protocol.Command, emit func(protocol.Message)) (err error) {
 	c, err := newClient(sp, reg)
 	if err != nil {
 		return err
@@ -129,19 +47,19 @@ func serveClient(ctx context.Context, sp spec, reg prometheus.Registerer, cmds <
 	defer func() { soak.stop() }()
 	c.start(ctx)
 
-	wait := func(want string) (command, error) {
+	wait := func(want string) (protocol.Command, error) {
 		for {
 			select {
 			case <-ctx.Done():
-				return command{}, ctx.Err()
+				return protocol.Command{}, ctx.Err()
 			case cmd, ok := <-cmds:
 				if !ok {
-					return command{}, errors.New("parent went away")
+					return protocol.Command{}, errors.New("parent went away")
 				}
 				if cmd.Cmd == want {
 					return cmd, nil
 				}
-				return command{}, fmt.Errorf("got command %q, want %q", cmd.Cmd, want)
+				return protocol.Command{}, fmt.Errorf("got command %q, want %q", cmd.Cmd, want)
 			}
 		}
 	}
@@ -150,7 +68,7 @@ func serveClient(ctx context.Context, sp spec, reg prometheus.Registerer, cmds <
 	for !c.ready() {
 		if !sentSynced && c.synced() {
 			sentSynced = true
-			emit(message{Type: msgSynced, At: c.syncedAt.UnixNano()})
+			emit(protocol.Message{Type: protocol.MsgSynced, At: c.syncedAt.UnixNano()})
 		}
 		select {
 		case <-ctx.Done():
@@ -164,12 +82,12 @@ func serveClient(ctx context.Context, sp spec, reg prometheus.Registerer, cmds <
 		}
 	}
 	if !sentSynced {
-		emit(message{Type: msgSynced, At: c.syncedAt.UnixNano()})
+		emit(protocol.Message{Type: protocol.MsgSynced, At: c.syncedAt.UnixNano()})
 	}
 	cpuReady, atReady := selfstat.CPUTime(), selfstat.ReadCPUSplit()
 	splitReady := atReady.Sub(split0)
 	smp.markReady()
-	emit(message{Type: msgReady, At: c.readyAt.UnixNano()})
+	emit(protocol.Message{Type: protocol.MsgReady, At: c.readyAt.UnixNano()})
 	if sp.SoakEvery > 0 {
 		heapDir := ""
 		if sp.Profile == "heap" {
@@ -178,7 +96,7 @@ func serveClient(ctx context.Context, sp spec, reg prometheus.Registerer, cmds <
 		soak = startSoakSampler(c, sp.SoakEvery, heapDir, emit)
 	}
 
-	start, err := wait(cmdChurnStart)
+	start, err := wait(protocol.CmdChurnStart)
 	if err != nil {
 		return err
 	}
@@ -193,7 +111,7 @@ func serveClient(ctx context.Context, sp spec, reg prometheus.Registerer, cmds <
 		return err
 	}
 	gcChurn, heapChurn := selfstat.GCCycles(), selfstat.ReadHeap()
-	end, err := wait(cmdChurnEnd)
+	end, err := wait(protocol.CmdChurnEnd)
 	if err != nil {
 		return err
 	}
@@ -219,8 +137,8 @@ func serveClient(ctx context.Context, sp spec, reg prometheus.Registerer, cmds <
 			cpuCaughtUp = 0
 		}
 		if !final {
-			emit(message{Type: msgWantState})
-			st, err := wait(cmdState)
+			emit(protocol.Message{Type: protocol.MsgWantState})
+			st, err := wait(protocol.CmdState)
 			if err != nil {
 				return err
 			}
@@ -249,9 +167,9 @@ func serveClient(ctx context.Context, sp spec, reg prometheus.Registerer, cmds <
 		return err
 	}
 	smp.stop()
-	emit(message{Type: msgCaughtUp, Check: &chk})
+	emit(protocol.Message{Type: protocol.MsgCaughtUp, Check: &chk})
 
-	fin, err := wait(cmdFinish)
+	fin, err := wait(protocol.CmdFinish)
 	if err != nil {
 		return err
 	}
@@ -274,7 +192,7 @@ func serveClient(ctx context.Context, sp spec, reg prometheus.Registerer, cmds <
 	res.ProfileDir = sp.ProfileDir
 	running = false
 	c.measureRetained(&res)
-	emit(message{Type: msgResult, Result: &res})
+	emit(protocol.Message{Type: protocol.MsgResult, Result: &res})
 	return nil
 }
 
@@ -343,7 +261,7 @@ const (
 	sampleEvery     = 100 * time.Millisecond
 )
 
-func startSampler(c *client, pk *selfstat.Peaks, cpu0 time.Duration, every time.Duration, emit func(message)) *sampler {
+func startSampler(c *client, pk *selfstat.Peaks, cpu0 time.Duration, every time.Duration, emit func(protocol.Message)) *sampler {
 	if every <= 0 {
 		every = sampleEvery
 	}
@@ -352,9 +270,9 @@ func startSampler(c *client, pk *selfstat.Peaks, cpu0 time.Duration, every time.
 	point := func() {
 		heap, rss := pk.Sample()
 		now := latency.Merge(c.latencies()...)
-		var win *latencyWindow
+		var win *protocol.LatencyWindow
 		if d := now.Since(lat); d.N > 0 {
-			win = &latencyWindow{N: d.N, P50: d.Quantile(0.5).Seconds(), P99: d.Quantile(0.99).Seconds()}
+			win = &protocol.LatencyWindow{N: d.N, P50: d.Quantile(0.5).Seconds(), P99: d.Quantile(0.99).Seconds()}
 		}
 		lat = now
 		obs, _ := c.observed()
@@ -362,7 +280,7 @@ func startSampler(c *client, pk *selfstat.Peaks, cpu0 time.Duration, every time.
 		if c.ctl == nil {
 			done = c.calls()
 		}
-		emit(message{Type: msgSample, Sample: &sample{At: time.Now().UnixNano(), Synced: c.syncedObjects(),
+		emit(protocol.Message{Type: protocol.MsgSample, Sample: &protocol.Sample{At: time.Now().UnixNano(), Synced: c.syncedObjects(),
 			Observed: obs, Done: done, Heap: heap, RSS: rss, CPU: (selfstat.CPUTime() - cpu0).Seconds(), GC: selfstat.GCCycles(), Lat: win}})
 	}
 	go func() { // the client's sampler goroutine; stop waits for it
@@ -400,22 +318,16 @@ func (s *sampler) stop() {
 // childMain is a child process's main: one implementation under test,
 // alone in its process, driven over stdin and stdout.
 func childMain() int {
-	in := bufio.NewReaderSize(os.Stdin, 1<<20)
-	dec := json.NewDecoder(in)
-	var sp spec
+	dec := protocol.NewDecoder(os.Stdin)
+	var sp protocol.Spec
 	if err := dec.Decode(&sp); err != nil {
 		fmt.Fprintln(os.Stderr, "loadgen child: read spec:", err)
 		return 2
 	}
-	var mu sync.Mutex
-	enc := json.NewEncoder(os.Stdout)
-	emit := func(m message) {
-		mu.Lock()
-		defer mu.Unlock()
-		_ = enc.Encode(m)
-	}
+	enc := protocol.NewEncoder(os.Stdout)
+	emit := func(m protocol.Message) { _ = enc.Encode(m) }
 	fail := func(err error) int {
-		emit(message{Type: msgError, Error: err.Error()})
+		emit(protocol.Message{Type: protocol.MsgError, Error: err.Error()})
 		return 1
 	}
 	if err := setWatchList(sp.WatchList); err != nil {
@@ -445,13 +357,13 @@ func childMain() int {
 			return fail(err)
 		}
 		defer stop()
-		emit(message{Type: msgMetrics, URL: url})
+		emit(protocol.Message{Type: protocol.MsgMetrics, URL: url})
 	}
-	cmds := make(chan command, 4)
+	cmds := make(chan protocol.Command, 4)
 	go func() { // reads the parent's commands; the parent closing stdin ends the run
 		defer close(cmds)
 		for {
-			var cmd command
+			var cmd protocol.Command
 			if err := dec.Decode(&cmd); err != nil {
 				if !errors.Is(err, io.EOF) {
 					fmt.Fprintln(os.Stderr, "loadgen child: read command:", err)
@@ -484,11 +396,11 @@ func childMain() int {
 // process or on goroutines of this process.
 type side struct {
 	impl string
-	send func(command) error
+	send func(protocol.Command) error
 	// closeIn ends the command stream (a child's stdin).
 	closeIn func()
 
-	samples          []sample
+	samples          []protocol.Sample
 	soak             []report.SoakPoint // soak scenario
 	synced, ready    int64
 	caughtUp, exited bool
@@ -501,18 +413,18 @@ type side struct {
 // sideMsg is a message from side i.
 type sideMsg struct {
 	i int
-	m message
+	m protocol.Message
 }
 
 // spawnSide starts sp in a child process (this binary with childFlag); its
 // messages go to out, its stderr to stderr. The reading goroutine sends a
 // final msgExit after the process has exited.
-func spawnSide(ctx context.Context, i int, sp spec, out chan<- sideMsg, stderr io.Writer) (*side, error) {
+func spawnSide(ctx context.Context, i int, sp protocol.Spec, out chan<- sideMsg, stderr io.Writer) (*side, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.CommandContext(ctx, exe, childFlag)
+	cmd := exec.CommandContext(ctx, exe, protocol.ChildFlag)
 	scan := &oomScanner{w: stderr}
 	cmd.Stderr = scan
 	stdin, err := cmd.StdinPipe()
@@ -528,27 +440,22 @@ func spawnSide(ctx context.Context, i int, sp spec, out chan<- sideMsg, stderr i
 		return nil, fmt.Errorf("start %s process: %w", sp.Impl, err)
 	}
 	watch := watchChild(cmd, sp.MemLimit, scan, oom0)
-	var mu sync.Mutex
-	enc := json.NewEncoder(stdin)
+	enc := protocol.NewEncoder(stdin)
 	s := &side{impl: sp.Impl,
-		send: func(c command) error {
-			mu.Lock()
-			defer mu.Unlock()
-			return enc.Encode(c)
-		},
+		send:    func(c protocol.Command) error { return enc.Encode(c) },
 		closeIn: func() { _ = stdin.Close() },
 	}
 	go func() { // reads the child's messages until it exits
-		dec := json.NewDecoder(bufio.NewReaderSize(stdout, 1<<16))
+		dec := protocol.NewDecoder(stdout)
 		for {
-			var m message
+			var m protocol.Message
 			if err := dec.Decode(&m); err != nil {
 				break
 			}
 			out <- sideMsg{i, m}
 		}
 		watch.stop() // before Wait reaps the child
-		exit := message{Type: msgExit}
+		exit := protocol.Message{Type: protocol.MsgExit}
 		if err := cmd.Wait(); err != nil {
 			exit.Error = fmt.Sprintf("%s process: %v", sp.Impl, err)
 			if ctx.Err() == nil { // else killed for the cancellation
@@ -557,10 +464,7 @@ func spawnSide(ctx context.Context, i int, sp spec, out chan<- sideMsg, stderr i
 		}
 		out <- sideMsg{i, exit}
 	}()
-	mu.Lock()
-	err = enc.Encode(sp)
-	mu.Unlock()
-	if err != nil {
+	if err := enc.Encode(sp); err != nil {
 		return nil, fmt.Errorf("send spec to the %s process: %w", sp.Impl, err)
 	}
 	return s, nil
@@ -568,11 +472,11 @@ func spawnSide(ctx context.Context, i int, sp spec, out chan<- sideMsg, stderr i
 
 // inProcessSide runs sp on goroutines of this process, labelled
 // impl=<name>; reg receives its metrics.
-func inProcessSide(ctx context.Context, i int, sp spec, reg prometheus.Registerer, out chan<- sideMsg) *side {
-	cmds := make(chan command, 4)
+func inProcessSide(ctx context.Context, i int, sp protocol.Spec, reg prometheus.Registerer, out chan<- sideMsg) *side {
+	cmds := make(chan protocol.Command, 4)
 	var once sync.Once
 	s := &side{impl: sp.Impl,
-		send: func(c command) error {
+		send: func(c protocol.Command) error {
 			select {
 			case cmds <- c:
 				return nil
@@ -584,8 +488,8 @@ func inProcessSide(ctx context.Context, i int, sp spec, reg prometheus.Registere
 	}
 	pprof.Do(ctx, pprof.Labels("impl", sp.Impl, "role", "client"), func(ctx context.Context) {
 		go func() { // the in-process client's goroutine
-			err := serveClient(ctx, sp, reg, cmds, func(m message) { out <- sideMsg{i, m} })
-			exit := message{Type: msgExit}
+			err := serveClient(ctx, sp, reg, cmds, func(m protocol.Message) { out <- sideMsg{i, m} })
+			exit := protocol.Message{Type: protocol.MsgExit}
 			if err != nil {
 				exit.Error = fmt.Sprintf("%s: %v", sp.Impl, err)
 			}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/latency"
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/protocol"
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/report"
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/target"
 	"github.com/shardinformer/shardinformer/compact"
@@ -47,7 +48,7 @@ const defaultDiet = true
 // the one place that chooses it: client-go's typed client (its REST client
 // and decoder), or package wire's parallel-decoding ListerWatcher on the
 // same REST client, with sp's workers and diet.
-func listerWatcher(sp spec, cs kubernetes.Interface) (cache.ListerWatcher, string, error) {
+func listerWatcher(sp protocol.Spec, cs kubernetes.Interface) (cache.ListerWatcher, string, error) {
 	narrow := sp.Endpoint.Narrow
 	if sp.Decoder == decoderWire {
 		opts := []wire.Option{wire.WithTweakListOptions(narrow)}
@@ -92,57 +93,11 @@ func newQueue(core string) (workqueue.TypedRateLimitingInterface[string], string
 	return workqueue.NewTypedRateLimitingQueueWithConfig(rl, workqueue.TypedRateLimitingQueueConfig[string]{}), queueClientGo, nil
 }
 
-// spec is everything one implementation under test needs: the parent sends
-// it to a child process as JSON, or hands it to an in-process client.
-type spec struct {
-	Scenario       string          `json:"scenario"`          // informer or controller
-	Path           string          `json:"path"`              // the user path it is built through (paths.go); "" = typed
-	Resource       string          `json:"resource"`          // target.ResourcePods or ResourceWidgets; "" = pods
-	Impl           string          `json:"impl"`              // the implementation's name (see variant)
-	Core           string          `json:"core"`              // implOurs or implClientGo
-	Decoder        string          `json:"decoder"`           // decoderWire or decoderClientGo
-	Diet           bool            `json:"diet"`              // wire only
-	Compact        bool            `json:"compact,omitempty"` // ours only: pipeline.WithCompactStore
-	WireWorkers    int             `json:"wire_workers"`
-	Pods           int             `json:"pods"`
-	Namespaces     int             `json:"namespaces"`
-	Endpoint       target.Endpoint `json:"endpoint"`
-	Handlers       int             `json:"handlers"`
-	HandlerWorkers int             `json:"handler_workers"`
-	HandlerIters   int64           `json:"handler_iters"`
-	Readers        int             `json:"readers"`
-	Workers        int             `json:"workers"`
-	ReconcileIters int64           `json:"reconcile_iters"`
-	Shards         int             `json:"shards"`
-	RingSize       int             `json:"ring_size"`
-	Policy         string          `json:"policy"`
-	ContentType    string          `json:"content_type"`
-	WatchList      string          `json:"watchlist"`
-	Seed           int64           `json:"seed"`
-	Quiesce        time.Duration   `json:"quiesce"`
-	Profile        string          `json:"profile,omitempty"`
-	ProfileDir     string          `json:"profile_dir,omitempty"`
-	MetricsAddr    string          `json:"metrics_addr,omitempty"`
-	// MemLimit is --child-mem-limit: the parent kills the child when its
-	// resident set is above it, and the child sets its Go soft memory limit
-	// below it (fit.go); 0 = none.
-	MemLimit int64 `json:"mem_limit,omitempty"`
-	// SoakEvery: the soak scenario's sampling period (soak.go); 0 = none.
-	// SampleEvery: the timeline's period after ready; 0 = sampleEvery.
-	SoakEvery   time.Duration `json:"soak_every,omitempty"`
-	SampleEvery time.Duration `json:"sample_every,omitempty"`
-	// Process: this implementation is alone in its process, so process-wide
-	// CPU, heap, RSS and GC are its own.
-	Process bool `json:"process"`
-	// Replica: the replicas scenario's replica (Scenario replicas).
-	Replica *replicaSpec `json:"replica,omitempty"`
-}
-
 // client is one implementation under test: its informer on a clientset of
 // its own (own connections) and either the informer scenario's handlers and
 // readers or the controller scenario's queue and workers.
 type client struct {
-	sp        spec
+	sp        protocol.Spec
 	src       informerSource       // the informer as its path built it, with its factory or cache
 	cs        kubernetes.Interface // typed path only
 	inf       cache.SharedIndexInformer
@@ -213,7 +168,7 @@ func (o *countingObserver) Dropped(err error) {
 // endpoint and content type, and a dialer of its own, so that client-go
 // builds a transport of its own instead of sharing its cached one and
 // implementations never share a connection.
-func clientConfig(sp spec) (*rest.Config, error) {
+func clientConfig(sp protocol.Spec) (*rest.Config, error) {
 	rc, err := sp.Endpoint.RESTConfig()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", sp.Impl, err)
@@ -231,7 +186,7 @@ func clientConfig(sp spec) (*rest.Config, error) {
 
 // newClient builds (does not start) the implementation sp names, through
 // sp's path (buildInformer). reg, if not nil, receives ours' metrics.
-func newClient(sp spec, reg prometheus.Registerer) (_ *client, err error) {
+func newClient(sp protocol.Spec, reg prometheus.Registerer) (_ *client, err error) {
 	rc, err := clientConfig(sp)
 	if err != nil {
 		return nil, err

@@ -26,6 +26,7 @@ import (
 
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/latency"
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/plot"
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/protocol"
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/report"
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/target"
 )
@@ -33,7 +34,7 @@ import (
 // TestMain lets the test binary stand in for loadgen's child processes: the
 // parent re-executes os.Executable(), which under `go test` is this binary.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == childFlag {
+	if len(os.Args) > 1 && os.Args[1] == protocol.ChildFlag {
 		os.Exit(childMain())
 	}
 	os.Exit(m.Run())
@@ -164,8 +165,8 @@ func TestHelpDocumentsEveryFlagAndScenario(t *testing.T) {
 			t.Errorf("--help does not explain %q", s)
 		}
 	}
-	if strings.Contains(out.String(), childFlag) {
-		t.Errorf("--help shows the internal %s flag", childFlag)
+	if strings.Contains(out.String(), protocol.ChildFlag) {
+		t.Errorf("--help shows the internal %s flag", protocol.ChildFlag)
 	}
 }
 

@@ -112,13 +112,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/protocol"
 	"os"
 	"os/signal"
 	"syscall"
 )
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == childFlag {
+	if len(os.Args) > 1 && os.Args[1] == protocol.ChildFlag {
 		os.Exit(childMain())
 	}
 	os.Exit(mainErr())

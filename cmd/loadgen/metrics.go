@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/protocol"
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/target"
 )
 
@@ -189,7 +190,7 @@ func serveMetrics(addr string, live *liveState, logw io.Writer) (reg *prometheus
 // end of a GC cycle, so it first runs one: that moves the process's GC
 // cycles, so a run profiled this way is for attributing allocations, not
 // for its latency or GC figures.
-func churnAllocsSnapshot(sp spec, name string) error {
+func churnAllocsSnapshot(sp protocol.Spec, name string) error {
 	if strings.ToLower(sp.Profile) != "allocs" {
 		return nil
 	}

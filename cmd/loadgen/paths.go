@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/shardinformer/shardinformer/apisim"
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/protocol"
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/report"
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/target"
 	"github.com/shardinformer/shardinformer/crcache"
@@ -104,7 +105,7 @@ type informerSource struct {
 // rc: the one place that chooses how each implementation is constructed.
 // pipe are ours' pipeline options; extra are indexers beyond the namespace
 // index every path's informer has. cs is the typed clientset (typed path only).
-func buildInformer(sp spec, rc *rest.Config, pipe []pipeline.Option, extra cache.Indexers) (src informerSource, cs kubernetes.Interface, err error) {
+func buildInformer(sp protocol.Spec, rc *rest.Config, pipe []pipeline.Option, extra cache.Indexers) (src informerSource, cs kubernetes.Interface, err error) {
 	narrow := sp.Endpoint.Narrow
 	ours := sp.Core == report.ImplOurs
 	gvr := resourceGVR(sp.Resource)
@@ -279,7 +280,7 @@ func describeImpl(path, core, decoder, resource string) string {
 // wireOptions are the wire options sp asks for, given to our factory or
 // cache after its default diet (so +no-diet turns it off) and to client-go's
 // informer built by hand.
-func wireOptions(sp spec) []wire.Option {
+func wireOptions(sp protocol.Spec) []wire.Option {
 	var opts []wire.Option
 	if sp.WireWorkers > 0 {
 		opts = append(opts, wire.WithWorkers(sp.WireWorkers))

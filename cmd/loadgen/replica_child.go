@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/util/watchlist"
 
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/latency"
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/protocol"
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/report"
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/selfstat"
 	"github.com/shardinformer/shardinformer/compact"
@@ -34,45 +35,6 @@ import (
 	"github.com/shardinformer/shardinformer/replicas/runner"
 	"github.com/shardinformer/shardinformer/shardselector"
 )
-
-// replicaSpec is what a replica process needs beyond spec: its identity
-// and the group's settings, the same for every replica of a trial.
-type replicaSpec struct {
-	Identity      string        `json:"identity"`
-	Group         string        `json:"group"`
-	Namespace     string        `json:"namespace"` // of the Leases
-	Slots         int           `json:"slots"`
-	LeaseDuration time.Duration `json:"lease_duration"`
-	RenewDeadline time.Duration `json:"renew_deadline"`
-	RenewInterval time.Duration `json:"renew_interval"`
-}
-
-// replicaSample is the replica's part of a timeline sample.
-type replicaSample struct {
-	Keys        int64  `json:"keys"`         // keys reconciled and still in view (the controller's len(reconciled))
-	ActiveSlots []int  `json:"active_slots"` // slots with at least one object in the handler's view
-	Informers   int    `json:"informers"`    // slot informers running
-	Queue       int    `json:"queue"`        // work queue length
-	Objects     uint64 `json:"objects"`      // pod objects decoded: list items and watch events
-	Bytes       uint64 `json:"bytes"`        // pod list and watch response bytes read
-}
-
-// replicaState is a replica's final view for the parent's checks; it is
-// not part of the report.
-type replicaState struct {
-	View       map[string]string `json:"view"`       // key → resourceVersion the handler last saw
-	Reconciled map[string]string `json:"reconciled"` // key → resourceVersion last reconciled
-	Spans      []keySpan         `json:"spans"`      // every stay of a key in the view
-}
-
-// keySpan is one stay of a key in a replica's view: from the start of the
-// handler call that added it to the end of the one that took it out
-// (unix nanos; To 0: still in view).
-type keySpan struct {
-	Key  string `json:"k"`
-	From int64  `json:"f"`
-	To   int64  `json:"t,omitempty"`
-}
 
 // slotIndex indexes the handler's view by the slot of the pod's uid.
 const slotIndex = "slot"
@@ -88,8 +50,8 @@ type viewHandler struct {
 	view cache.Indexer
 	ctl  *controller
 	mu   sync.Mutex
-	in   map[string]int64 // key → when it entered the view; REQUIRES: mu held
-	out  []keySpan        // stays ended; REQUIRES: mu held
+	in   map[string]int64   // key → when it entered the view; REQUIRES: mu held
+	out  []protocol.KeySpan // stays ended; REQUIRES: mu held
 }
 
 func newViewHandler(ctl *controller, view cache.Indexer) *viewHandler {
@@ -139,18 +101,18 @@ func (h *viewHandler) OnDelete(obj any) {
 	h.mu.Lock()
 	if from, ok := h.in[key]; ok {
 		delete(h.in, key)
-		h.out = append(h.out, keySpan{Key: key, From: from, To: time.Now().UnixNano()})
+		h.out = append(h.out, protocol.KeySpan{Key: key, From: from, To: time.Now().UnixNano()})
 	}
 	h.mu.Unlock()
 }
 
 // spans returns every stay, the open ones with To 0.
-func (h *viewHandler) spans() []keySpan {
+func (h *viewHandler) spans() []protocol.KeySpan {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	out := slices.Clone(h.out)
 	for k, from := range h.in {
-		out = append(out, keySpan{Key: k, From: from})
+		out = append(out, protocol.KeySpan{Key: k, From: from})
 	}
 	return out
 }
@@ -285,7 +247,7 @@ func (b countingBody) Read(p []byte) (int, error) {
 // replica is one controller replica under test: a runner.Runner whose
 // handler feeds the controller scenario's work queue and workers.
 type replica struct {
-	sp        spec
+	sp        protocol.Spec
 	r         *runner.Runner
 	ctl       *controller
 	h         *viewHandler
@@ -300,7 +262,7 @@ type replica struct {
 }
 
 // newReplica builds (does not start) the replica sp describes.
-func newReplica(sp spec) (*replica, error) {
+func newReplica(sp protocol.Spec) (*replica, error) {
 	rs := sp.Replica
 	rp := &replica{sp: sp, informers: &informerSet{set: map[*slotInformer]struct{}{}}, done: make(chan struct{})}
 	rc, err := clientConfig(sp)
@@ -346,7 +308,7 @@ func newReplica(sp spec) (*replica, error) {
 // slotInformerFactory returns the runner's NewInformer for sp's core: a
 // pipeline informer with sp's options, or client-go's, without indexes
 // (the reconcile function reads the handler's view), tracked in set.
-func slotInformerFactory(sp spec, set *informerSet) (func(cache.ListerWatcher) cache.SharedIndexInformer, error) {
+func slotInformerFactory(sp protocol.Spec, set *informerSet) (func(cache.ListerWatcher) cache.SharedIndexInformer, error) {
 	if sp.Core != report.ImplOurs {
 		return func(lw cache.ListerWatcher) cache.SharedIndexInformer {
 			return &slotInformer{cache.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, cache.Indexers{}), set}
@@ -401,8 +363,8 @@ func (rp *replica) stop() error {
 	return rp.runErr
 }
 
-func (rp *replica) sample() *replicaSample {
-	return &replicaSample{Keys: rp.ctl.keys.Load(), ActiveSlots: rp.h.activeSlots(), Informers: rp.informers.len(),
+func (rp *replica) sample() *protocol.ReplicaSample {
+	return &protocol.ReplicaSample{Keys: rp.ctl.keys.Load(), ActiveSlots: rp.h.activeSlots(), Informers: rp.informers.len(),
 		Queue: rp.ctl.queue.Len(), Objects: rp.objects.Load(), Bytes: rp.bytes.Load()}
 }
 
@@ -411,7 +373,7 @@ func (rp *replica) sample() *replicaSample {
 // final state and figures; it stops when the parent closes the command
 // stream (or ctx ends) and returns after every goroutine it started has
 // exited.
-func serveReplica(ctx context.Context, sp spec, cmds <-chan command, emit func(message)) error {
+func serveReplica(ctx context.Context, sp protocol.Spec, cmds <-chan protocol.Command, emit func(protocol.Message)) error {
 	if sp.Replica == nil {
 		return errors.New("replicas scenario without a replica spec")
 	}
@@ -426,7 +388,7 @@ func serveReplica(ctx context.Context, sp spec, cmds <-chan command, emit func(m
 	quit, exited := make(chan struct{}), make(chan struct{})
 	point := func() {
 		heap, rss := pk.Sample()
-		emit(message{Type: msgSample, Sample: &sample{At: time.Now().UnixNano(), Synced: int(rp.ctl.initial.Load()),
+		emit(protocol.Message{Type: protocol.MsgSample, Sample: &protocol.Sample{At: time.Now().UnixNano(), Synced: int(rp.ctl.initial.Load()),
 			Observed: rp.ctl.observed.Load(), Done: rp.ctl.reconciles.Load(), Heap: heap, RSS: rss,
 			CPU: (selfstat.CPUTime() - cpu0).Seconds(), Replica: rp.sample()}})
 	}
@@ -453,8 +415,8 @@ func serveReplica(ctx context.Context, sp spec, cmds <-chan command, emit func(m
 		}
 	}()
 
-	var fin command
-	for fin.Cmd != cmdFinish {
+	var fin protocol.Command
+	for fin.Cmd != protocol.CmdFinish {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -468,7 +430,7 @@ func serveReplica(ctx context.Context, sp spec, cmds <-chan command, emit func(m
 	cpuEnd := selfstat.CPUTime()
 	point()
 	stopSampler()
-	st := &replicaState{View: map[string]string{}, Reconciled: rp.ctl.reconciled.snapshot(), Spans: rp.h.spans()}
+	st := &protocol.ReplicaState{View: map[string]string{}, Reconciled: rp.ctl.reconciled.snapshot(), Spans: rp.h.spans()}
 	for _, obj := range rp.h.view.List() {
 		p := obj.(*corev1.Pod)
 		st.View[podKey(p)] = p.ResourceVersion
@@ -482,7 +444,7 @@ func serveReplica(ctx context.Context, sp spec, cmds <-chan command, emit func(m
 	f.PeakHeapBytes, f.PeakRSSBytes = pk.Get()
 	gc1, _ := selfstat.GCStats()
 	f.GCCount = gc1 - gc0
-	emit(message{Type: msgResult, ReplicaState: st})
+	emit(protocol.Message{Type: protocol.MsgResult, ReplicaState: st})
 	st = nil
 	// The heap still held: the slot informers, the view, the queue and the
 	// Runner, once loadgen's per-key records are gone.
@@ -494,7 +456,7 @@ func serveReplica(ctx context.Context, sp spec, cmds <-chan command, emit func(m
 	ctl.deleteRec.release()
 	h1 := selfstat.LiveHeap()
 	f.BookkeepingBytes, f.RetainedHeapBytes = sub(h0, h1), sub(h1, heap0)
-	emit(message{Type: msgResult, ReplicaResult: f})
+	emit(protocol.Message{Type: protocol.MsgResult, ReplicaResult: f})
 
 	// Keep the slots until the parent says stop (closes the commands), so
 	// that no replica hands its slots to a peer still measuring.

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/protocol"
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/report"
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/selfstat"
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/target"
@@ -38,7 +39,7 @@ const defaultReplicaPods = 30000
 // itself (and resyncs every slot) when a renewal takes longer than the
 // renew deadline, which on two cores shared by up to four processes must
 // not happen; rounds every 200ms keep hand-over (a few rounds) short.
-var replicaGroup = replicaSpec{
+var replicaGroup = protocol.ReplicaSpec{
 	Group:         "loadgen",
 	Namespace:     "loadgen-replicas",
 	Slots:         16,
@@ -183,13 +184,13 @@ type replicaTrial struct {
 type replicaSide struct {
 	*side
 	name string
-	last *sample // latest sample
+	last *protocol.Sample // latest sample
 	// slots in view at the latest sample before convergence, and how
 	// many times a slot entered the view between samples until then
 	slots    []int
 	arrivals int
-	mark     map[string]sample
-	state    *replicaState
+	mark     map[string]protocol.Sample
+	state    *protocol.ReplicaState
 	figures  *report.ReplicaFigures
 }
 
@@ -235,7 +236,7 @@ func (tr *replicaTrial) do(ctx context.Context) (report.ReplicaTrial, error) {
 	// Churn, as the controller scenario's.
 	tr.phase = "churn"
 	g := target.NewChurner(st, tc)
-	if err := tr.broadcast(command{Cmd: cmdChurnStart, At: time.Now().UnixNano()}); err != nil {
+	if err := tr.broadcast(protocol.Command{Cmd: protocol.CmdChurnStart, At: time.Now().UnixNano()}); err != nil {
 		return res, err
 	}
 	tr.markAll("churn")
@@ -258,7 +259,7 @@ func (tr *replicaTrial) do(ctx context.Context) (report.ReplicaTrial, error) {
 		fmt.Fprintf(tr.stderr, "\nloadgen: churn stopped early: %v\n", churnErr)
 	}
 	res.Churn = newChurnReport(g.Counts())
-	if err := tr.broadcast(command{Cmd: cmdChurnEnd, At: g.StoppedAt().UnixNano(), Emitted: g.Emitted()}); err != nil {
+	if err := tr.broadcast(protocol.Command{Cmd: protocol.CmdChurnEnd, At: g.StoppedAt().UnixNano(), Emitted: g.Emitted()}); err != nil {
 		return res, err
 	}
 
@@ -285,7 +286,7 @@ func (tr *replicaTrial) do(ctx context.Context) (report.ReplicaTrial, error) {
 	// Results: each replica's final state and figures, all measured
 	// before any replica stops.
 	tr.phase = "measure"
-	if err := tr.broadcast(command{Cmd: cmdFinish, Deletes: g.DeleteStamps()}); err != nil {
+	if err := tr.broadcast(protocol.Command{Cmd: protocol.CmdFinish, Deletes: g.DeleteStamps()}); err != nil {
 		return res, err
 	}
 	if err := tr.pump(ctx, func() bool {
@@ -310,7 +311,7 @@ func (tr *replicaTrial) start(ctx context.Context, st *target.Sim) error {
 	for i, name := range tr.names {
 		rs := replicaGroup
 		rs.Identity = name
-		sp := spec{Scenario: report.ScenarioReplicas, Impl: c.impls[0], Core: v.core, Decoder: v.decoder, Diet: v.diet, Compact: v.compact,
+		sp := protocol.Spec{Scenario: report.ScenarioReplicas, Impl: c.impls[0], Core: v.core, Decoder: v.decoder, Diet: v.diet, Compact: v.compact,
 			WireWorkers: c.wireWorkers, Pods: c.pods, Namespaces: c.namespaces, Endpoint: st.Endpoint(), Workers: c.workers,
 			ReconcileIters: tr.iters(c.reconcileWork), Shards: c.shards, RingSize: c.ringSize, Policy: c.policy.String(),
 			ContentType: c.contentType, WatchList: c.watchList, Seed: c.seed, Quiesce: c.quiesce, Profile: c.profile,
@@ -323,7 +324,7 @@ func (tr *replicaTrial) start(ctx context.Context, st *target.Sim) error {
 			return err
 		}
 		s.impl = name // in errors
-		tr.sides = append(tr.sides, &replicaSide{side: s, name: name, mark: map[string]sample{}})
+		tr.sides = append(tr.sides, &replicaSide{side: s, name: name, mark: map[string]protocol.Sample{}})
 	}
 	return nil
 }
@@ -407,7 +408,7 @@ func (q *quietTracker) settled(tr *replicaTrial, want int, churnEnd time.Time) b
 	return now.Sub(q.since) >= quietPeriod
 }
 
-func (tr *replicaTrial) broadcast(cmd command) error {
+func (tr *replicaTrial) broadcast(cmd protocol.Command) error {
 	sides := make([]*side, len(tr.sides))
 	for i, s := range tr.sides {
 		sides[i] = s.side
@@ -425,7 +426,7 @@ func (tr *replicaTrial) handle(sm sideMsg) error {
 	s := tr.sides[sm.i]
 	m := sm.m
 	switch m.Type {
-	case msgSample:
+	case protocol.MsgSample:
 		if m.Sample.Replica == nil {
 			return fmt.Errorf("%s: sample without replica figures", s.name)
 		}
@@ -439,16 +440,16 @@ func (tr *replicaTrial) handle(sm sideMsg) error {
 		}
 		s.last = m.Sample
 		tr.prog.update(tr.line)
-	case msgResult:
+	case protocol.MsgResult:
 		if m.ReplicaState != nil {
 			s.state = m.ReplicaState
 		}
 		if m.ReplicaResult != nil {
 			s.figures = m.ReplicaResult
 		}
-	case msgError:
+	case protocol.MsgError:
 		return fmt.Errorf("%s: %s", s.name, m.Error)
-	case msgExit:
+	case protocol.MsgExit:
 		s.exited = true
 		if m.Error != "" {
 			return errors.New(m.Error)
@@ -479,7 +480,7 @@ func (tr *replicaTrial) shutdown() {
 	for slices.ContainsFunc(tr.sides, func(s *replicaSide) bool { return !s.exited }) {
 		select {
 		case sm := <-tr.msgs:
-			if sm.m.Type == msgExit {
+			if sm.m.Type == protocol.MsgExit {
 				tr.sides[sm.i].exited = true
 				if sm.m.Error != "" {
 					fmt.Fprintf(tr.stderr, "loadgen: %s\n", sm.m.Error)
@@ -518,7 +519,7 @@ func (tr *replicaTrial) check(want map[string]string) report.ReplicaCheck {
 	chk.ViewMismatches = diff(want, views, func(s string) { note("views: " + s) })
 	chk.ReconciledMismatches = diff(want, reconciled, func(s string) { note("reconciled: " + s) })
 	type stay struct {
-		keySpan
+		protocol.KeySpan
 		who string
 	}
 	byKey := map[string][]stay{}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/protocol"
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/report"
 	"io"
 	"os"
@@ -149,14 +150,14 @@ func TestReplicasScenario(t *testing.T) {
 // whose stays follow each other.
 func TestReplicaCheck(t *testing.T) {
 	want := map[string]string{"ns/a": "5", "ns/b": "7"}
-	side := func(name string, view, rec map[string]string, spans ...keySpan) *replicaSide {
-		return &replicaSide{name: name, state: &replicaState{View: view, Reconciled: rec, Spans: spans}}
+	side := func(name string, view, rec map[string]string, spans ...protocol.KeySpan) *replicaSide {
+		return &replicaSide{name: name, state: &protocol.ReplicaState{View: view, Reconciled: rec, Spans: spans}}
 	}
 	good := func() *replicaTrial {
 		return &replicaTrial{sides: []*replicaSide{
 			side("r0", map[string]string{"ns/a": "5"}, map[string]string{"ns/a": "5"},
-				keySpan{Key: "ns/a", From: 10}, keySpan{Key: "ns/b", From: 10, To: 20}),
-			side("r1", map[string]string{"ns/b": "7"}, map[string]string{"ns/b": "7"}, keySpan{Key: "ns/b", From: 21}),
+				protocol.KeySpan{Key: "ns/a", From: 10}, protocol.KeySpan{Key: "ns/b", From: 10, To: 20}),
+			side("r1", map[string]string{"ns/b": "7"}, map[string]string{"ns/b": "7"}, protocol.KeySpan{Key: "ns/b", From: 21}),
 		}}
 	}
 	if chk := good().check(want); !chk.Pass || chk.Stays != 3 {
@@ -168,7 +169,7 @@ func TestReplicaCheck(t *testing.T) {
 		t.Errorf("overlapping stays: %+v", chk)
 	}
 	tr = good()
-	tr.sides[1].state.Spans = append(tr.sides[1].state.Spans, keySpan{Key: "ns/a", From: 30}) // both hold ns/a at the end
+	tr.sides[1].state.Spans = append(tr.sides[1].state.Spans, protocol.KeySpan{Key: "ns/a", From: 30}) // both hold ns/a at the end
 	tr.sides[1].state.View["ns/a"] = "5"
 	if chk := tr.check(want); chk.Pass || chk.Overlaps != 1 || chk.KeysInTwoViews != 1 {
 		t.Errorf("a key in two views: %+v", chk)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/protocol"
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/report"
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/selfstat"
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/target"
@@ -420,7 +421,7 @@ func (tr *trial) profiling(res *report.Trial) (byLabel func() map[string]time.Du
 func (tr *trial) start(ctx context.Context, t target.Target) error {
 	c := tr.c
 	tr.msgs = make(chan sideMsg, 1024)
-	base := spec{Scenario: report.ScenarioInformer, Path: c.path, Resource: resourceOn(c.path, t.Kind()), Pods: tr.pods, Namespaces: c.namespaces, Endpoint: t.Endpoint(),
+	base := protocol.Spec{Scenario: report.ScenarioInformer, Path: c.path, Resource: resourceOn(c.path, t.Kind()), Pods: tr.pods, Namespaces: c.namespaces, Endpoint: t.Endpoint(),
 		Handlers: c.handlers, HandlerWorkers: c.handlerWorkers, HandlerIters: tr.iters(c.handlerWork), Readers: c.readers,
 		Workers: c.workers, ReconcileIters: tr.iters(c.reconcileWork), Shards: c.shards, RingSize: c.ringSize,
 		Policy: c.policy.String(), ContentType: c.contentType, WatchList: c.watchList, Seed: c.seed, Quiesce: c.quiesce,
@@ -469,7 +470,7 @@ func (tr *trial) churn(ctx context.Context, t target.Target, res *report.Trial) 
 	tr.phase = "churn"
 	g := target.NewChurner(t, targetConfig(tr.c))
 	tr.live.set(g) // until the trial ends
-	if err := tr.broadcast(command{Cmd: cmdChurnStart, At: time.Now().UnixNano()}); err != nil {
+	if err := tr.broadcast(protocol.Command{Cmd: protocol.CmdChurnStart, At: time.Now().UnixNano()}); err != nil {
 		return nil, err
 	}
 	churnDone := make(chan error, 1)
@@ -507,7 +508,7 @@ func (tr *trial) churn(ctx context.Context, t target.Target, res *report.Trial) 
 	res.Emitted = append(emitted, report.EmittedPoint{T: g.StoppedAt().Sub(tr.t0).Seconds(), Emitted: g.Emitted()})
 	res.Churn = newChurnReport(g.Counts())
 	res.ChurnStart, res.ChurnEnd = g.StartedAt().Sub(tr.t0).Seconds(), g.StoppedAt().Sub(tr.t0).Seconds()
-	return g, tr.broadcast(command{Cmd: cmdChurnEnd, At: g.StoppedAt().UnixNano(), Emitted: g.Emitted()})
+	return g, tr.broadcast(protocol.Command{Cmd: protocol.CmdChurnEnd, At: g.StoppedAt().UnixNano(), Emitted: g.Emitted()})
 }
 
 // collect asks each side for its result, one at a time (its heap is
@@ -515,7 +516,7 @@ func (tr *trial) churn(ctx context.Context, t target.Target, res *report.Trial) 
 // waits for every side to end and adds their results to res.
 func (tr *trial) collect(ctx context.Context, res *report.Trial, deletes map[string]int64) error {
 	for i, s := range tr.sides {
-		if err := s.send(command{Cmd: cmdFinish, Deletes: deletes}); err != nil {
+		if err := s.send(protocol.Command{Cmd: protocol.CmdFinish, Deletes: deletes}); err != nil {
 			return err
 		}
 		if err := tr.pump(ctx, func() bool { return tr.sides[i].result != nil }); err != nil {
@@ -574,10 +575,10 @@ func (tr *trial) all(f func(*side) bool) bool {
 	return true
 }
 
-func (tr *trial) broadcast(cmd command) error { return broadcast(tr.sides, cmd) }
+func (tr *trial) broadcast(cmd protocol.Command) error { return broadcast(tr.sides, cmd) }
 
 // broadcast sends cmd to every side.
-func broadcast(sides []*side, cmd command) error {
+func broadcast(sides []*side, cmd protocol.Command) error {
 	for _, s := range sides {
 		if err := s.send(cmd); err != nil {
 			return fmt.Errorf("%s: %w", s.impl, err)
@@ -615,39 +616,39 @@ func (tr *trial) handle(sm sideMsg) error {
 	s := tr.sides[sm.i]
 	m := sm.m
 	switch m.Type {
-	case msgSample:
+	case protocol.MsgSample:
 		s.samples = append(s.samples, *m.Sample)
 		if tr.phase != "churn" {
 			tr.prog.update(func() string { return tr.line(tr.phase, nil) })
 		}
-	case msgSoak:
+	case protocol.MsgSoak:
 		p := *m.Soak
 		p.T = float64(p.At-tr.t0.UnixNano()) / 1e9
 		s.soak = append(s.soak, p)
-	case msgSynced:
+	case protocol.MsgSynced:
 		s.synced = m.At
-	case msgReady:
+	case protocol.MsgReady:
 		s.ready = m.At
-	case msgWantState:
+	case protocol.MsgWantState:
 		st, final, err := tr.state()
 		if err != nil {
 			return fmt.Errorf("read the server's state: %w", err)
 		}
-		return s.send(command{Cmd: cmdState, State: st, Final: final})
-	case msgCaughtUp:
+		return s.send(protocol.Command{Cmd: protocol.CmdState, State: st, Final: final})
+	case protocol.MsgCaughtUp:
 		s.caughtUp, s.check = true, m.Check
 		if tr.caughtUpAt == nil {
 			tr.caughtUpAt = map[int]time.Time{}
 		}
 		tr.caughtUpAt[sm.i] = time.Now()
-	case msgResult:
+	case protocol.MsgResult:
 		s.result = m.Result
-	case msgMetrics:
+	case protocol.MsgMetrics:
 		s.metricsURL = m.URL
 		fmt.Fprintf(tr.stderr, "loadgen: %s metrics on %s\n", s.impl, m.URL)
-	case msgError:
+	case protocol.MsgError:
 		return fmt.Errorf("%s: %s", s.impl, m.Error)
-	case msgExit:
+	case protocol.MsgExit:
 		s.exited = true
 		if d := m.DidNotFit; d != nil {
 			d.Impl, d.Phase = s.impl, tr.phase
@@ -673,7 +674,7 @@ func (tr *trial) shutdown() {
 	for !tr.all(func(s *side) bool { return s.exited }) {
 		select {
 		case sm := <-tr.msgs:
-			if sm.m.Type == msgExit {
+			if sm.m.Type == protocol.MsgExit {
 				s := tr.sides[sm.i]
 				s.exited = true
 				if d := sm.m.DidNotFit; d != nil && s.didNotFit == nil {
@@ -715,7 +716,7 @@ func (tr *trial) line(phase string, g *target.Churner) string {
 }
 
 // timeline converts samples to points in seconds since t0.
-func timeline(ss []sample, t0 time.Time) []report.TimelinePoint {
+func timeline(ss []protocol.Sample, t0 time.Time) []report.TimelinePoint {
 	out := make([]report.TimelinePoint, 0, len(ss))
 	for _, s := range ss {
 		p := report.TimelinePoint{T: float64(s.At-t0.UnixNano()) / 1e9, Synced: s.Synced, Observed: s.Observed,

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/protocol"
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/report"
 	"github.com/shardinformer/shardinformer/cmd/loadgen/internal/selfstat"
 	"github.com/shardinformer/shardinformer/faults"
@@ -177,7 +178,7 @@ type soakSampler struct {
 // heapDir, when not empty (--profile heap), receives a heap profile taken
 // after each sample's forced GC, soak-heap-<seconds since ready, to the millisecond>s.pprof, so
 // that two points of the process can be diffed (go tool pprof -diff_base).
-func startSoakSampler(c *client, every time.Duration, heapDir string, emit func(message)) *soakSampler {
+func startSoakSampler(c *client, every time.Duration, heapDir string, emit func(protocol.Message)) *soakSampler {
 	s := &soakSampler{quit: make(chan struct{}), exited: make(chan struct{})}
 	go func() { // the client's soak sampler goroutine; stop waits for it
 		defer close(s.exited)
@@ -193,7 +194,7 @@ func startSoakSampler(c *client, every time.Duration, heapDir string, emit func(
 					fmt.Fprintf(os.Stderr, "loadgen: --profile heap: %v\n", err)
 				}
 			}
-			emit(message{Type: msgSoak, Soak: &p})
+			emit(protocol.Message{Type: protocol.MsgSoak, Soak: &p})
 			select {
 			case <-s.quit:
 				return
