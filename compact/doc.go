@@ -11,8 +11,8 @@
 // as an Object refers to them.
 //
 // A cached pod then costs the garbage collector a handful of pointers (the key, the Object, its
-// bytes) instead of the ~70 objects of a decoded pod, and its bytes hold none (GC CPU per churn
-// event at 1M pods 0.30× the default stack's: bench/results/scale-1m.md). The price is paid on
+// bytes) instead of the ~70 objects of a decoded pod, and its bytes hold none (what that
+// saves at 1M pods, and what it costs, is measured in bench/results/scale-1m.md). The price is paid on
 // reads: each object
 // a reader gets is decoded (a delta applied and the encoding decoded, a pod by wire.UnmarshalPod:
 // tens of microseconds), unless it is among the Config.Decoded objects decoded last, which the codec keeps and
@@ -28,6 +28,16 @@
 // (index.WithCodec). Events keep their semantics; a handler's old object in OnUpdate is decoded
 // from the cache, so it is equal to the object the handler was given before, but not the same
 // pointer unless it was still among the decoded objects.
+//
+// # Memory limit
+//
+// The cache is small, but what passes through it is not: every event's objects are decoded for
+// the handlers, and during the initial sync the decoded pods are garbage as fast as they arrive.
+// With the Go runtime's default GOGC=100 alone, the heap grows to about twice what is live before
+// each collection, and the process's peak resident set is several times its retained heap. Set a
+// soft memory limit (GOMEMLIMIT, or runtime/debug.SetMemoryLimit) at about 90% of the memory the
+// process may use, as for any container with a memory limit: the collector then runs as the
+// limit nears instead of letting the heap double.
 //
 // # Contracts
 //

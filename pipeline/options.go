@@ -129,6 +129,8 @@ func WithRelaxedOrder() Option { return func(c *config) { c.relaxed = true } }
 // (package compact's doc states how much); OnUpdate's old object is decoded
 // from the cache: equal to the object the handler saw before, not
 // necessarily the same pointer. Stats().Compact reports the codec's counters.
+// Run it under a soft memory limit (GOMEMLIMIT; package compact's doc says
+// why): the retained heap is small, the garbage of decoding is not.
 func WithCompactStore(cfg compact.Config) Option {
 	return func(c *config) { c.compact = &cfg }
 }
