@@ -44,14 +44,14 @@ type Report struct {
 	// and decoders (--impl all) into the core's and the decoder's shares.
 	Decomposition []DecompositionRow `json:"decomposition,omitempty"`
 	// Runs compares shardinformer with client-go run by run at the largest
-	// size (cmd/loadgen/runs.go).
+	// size (compare.go).
 	Runs   *RunComparison `json:"runs,omitempty"`
 	Server ServerCost     `json:"server"`
 	Charts []plot.Chart   `json:"charts"`
 	Trials []Trial        `json:"trials"`
 	// Replicas is the replicas scenario's section (its only results).
 	Replicas *Replicas `json:"replicas,omitempty"`
-	// Soak is the soak scenario's section: its verdicts (cmd/loadgen/soak.go).
+	// Soak is the soak scenario's section: its verdicts (soak.go).
 	Soak *Soak `json:"soak,omitempty"`
 	// DidNotFit lists the trials whose implementation did not fit
 	// (--child-mem-limit or the machine; cmd/loadgen/fit.go), and those not run

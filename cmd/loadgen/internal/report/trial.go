@@ -134,7 +134,7 @@ type ImplResult struct {
 	ProfileDir          string          `json:"profile_dir,omitempty"`
 	Timeline            []TimelinePoint `json:"timeline"`
 
-	// Soak (soak scenario): the samples, fits and verdicts (cmd/loadgen/soak.go).
+	// Soak (soak scenario): the samples, fits and verdicts (AnalyseSoak).
 	Soak *SoakResult `json:"soak,omitempty"`
 }
 
@@ -162,7 +162,7 @@ type Trial struct {
 }
 
 // SoakPoint is one sample of an implementation's process: seconds since
-// its trial started, and the value of each series (cmd/loadgen's soakSeries).
+// its trial started, and the value of each series (soakSeries).
 type SoakPoint struct {
 	At     int64              `json:"at"` // unix nanos
 	T      float64            `json:"t"`
