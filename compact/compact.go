@@ -275,29 +275,63 @@ func (c *Codec) Decode(stored any) (any, error) {
 	return stored, nil
 }
 
-func (c *Codec) decode(o *Object) (kruntime.Object, error) {
+func (c *Codec) decode(o *Object) (kruntime.Object, error) { return c.decodeLike(o, nil) }
+
+// DecodeLike returns what Decode(stored) returns, decoding it, where it
+// is not among the decoded objects kept, like the object that like (an
+// *Object of the same key, usually the next version) stores: the parts
+// whose encodings are equal are shared, not decoded again (for pods,
+// wire.UnmarshalPodLike: the spec and the status). It is for the old
+// object of an update, decoded right after the new one; with anything
+// else as like, or types other than pods, it is Decode.
+func (c *Codec) DecodeLike(stored, like any) (any, error) {
+	o, ok := stored.(*Object)
+	l, ok2 := like.(*Object)
+	if !ok || !ok2 || o == l {
+		return c.Decode(stored)
+	}
+	return c.decodeLike(o, l)
+}
+
+// raw appends o's encoding to buf.
+func (o *Object) raw(buf []byte) ([]byte, error) {
+	switch {
+	case o.data == nil:
+		return o.t.data, nil
+	case o.data[0] == dataWhole:
+		return o.data[1:], nil
+	case o.data[0] == dataDelta:
+		raw, err := o.t.delta().Decode(buf, o.data[1:])
+		if err != nil {
+			return nil, fmt.Errorf("compact: %s: %w", o.Key(), err)
+		}
+		return raw, nil
+	}
+	return nil, fmt.Errorf("compact: %s: bytes of unknown kind %#x", o.Key(), o.data[0])
+}
+
+// decodeLike decodes o, like l's decoded object where the format can (l
+// nil: plainly).
+func (c *Codec) decodeLike(o, l *Object) (kruntime.Object, error) {
 	if obj, ok := c.cache.get(o); ok {
 		c.stats.hits.Add(1)
 		return obj, nil
 	}
-	var raw []byte
-	switch {
-	case o.data == nil:
-		raw = o.t.data
-	case o.data[0] == dataWhole:
-		raw = o.data[1:]
-	case o.data[0] == dataDelta:
-		bp := scratch.Get().(*[]byte)
-		defer scratch.Put(bp)
-		var err error
-		if raw, err = o.t.delta().Decode((*bp)[:0], o.data[1:]); err != nil {
-			return nil, fmt.Errorf("compact: %s: %w", o.Key(), err)
-		}
-		*bp = raw[:0]
-	default:
-		return nil, fmt.Errorf("compact: %s: bytes of unknown kind %#x", o.Key(), o.data[0])
+	bp := scratch.Get().(*[]byte)
+	defer scratch.Put(bp)
+	raw, err := o.raw((*bp)[:0])
+	if err != nil {
+		return nil, err
 	}
-	obj, err := c.format.decode(raw)
+	if o.data != nil && o.data[0] == dataDelta { // raw is the scratch buffer, grown
+		*bp = raw[:0]
+	}
+	var obj kruntime.Object
+	if lf, ok := c.format.(likeFormat); ok && l != nil {
+		obj, err = c.decodeWith(lf, raw, l)
+	} else {
+		obj, err = c.format.decode(raw)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("compact: %s: %w", o.Key(), err)
 	}
@@ -307,6 +341,25 @@ func (c *Codec) decode(o *Object) (kruntime.Object, error) {
 	c.stats.decoded.Add(1)
 	c.cache.put(o, obj)
 	return obj, nil
+}
+
+// decodeWith decodes raw like l's decoded object (decoded too, or found
+// among those kept).
+func (c *Codec) decodeWith(lf likeFormat, raw []byte, l *Object) (kruntime.Object, error) {
+	likeObj, err := c.decode(l)
+	if err != nil { // l's own read will report it
+		return c.format.decode(raw)
+	}
+	lp := scratch.Get().(*[]byte)
+	defer scratch.Put(lp)
+	likeRaw, err := l.raw((*lp)[:0])
+	if err != nil {
+		return c.format.decode(raw)
+	}
+	if l.data != nil && l.data[0] == dataDelta {
+		*lp = likeRaw[:0]
+	}
+	return lf.decodeLike(raw, likeObj, likeRaw)
 }
 
 // Transform returns a cache.TransformFunc applying next (if not nil), then
@@ -388,6 +441,26 @@ func (f protoFormat) decode(data []byte) (kruntime.Object, error) {
 		return nil, err
 	}
 	return obj.(kruntime.Object), nil
+}
+
+// likeFormat is a format that can decode an encoding sharing parts with
+// another object's whose encoding it is given: protoFormat of pods.
+type likeFormat interface {
+	decodeLike(data []byte, like kruntime.Object, likeData []byte) (kruntime.Object, error)
+}
+
+// decodeLike decodes a pod sharing the spec and status of like where their
+// encodings are equal (wire.UnmarshalPodLike); other types plainly.
+func (f protoFormat) decodeLike(data []byte, like kruntime.Object, likeData []byte) (kruntime.Object, error) {
+	lp, ok := like.(*corev1.Pod)
+	if f.typ != podType || !ok {
+		return f.decode(data)
+	}
+	p := &corev1.Pod{}
+	if err := wire.UnmarshalPodLike(p, data, lp, likeData); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 type jsonFormat struct{ typ reflect.Type }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/apitesting/fuzzer"
@@ -392,6 +393,59 @@ func TestPodsDecodedExactSize(t *testing.T) {
 	}
 	if generated == 0 {
 		t.Fatal("the generated unmarshaler left no spare capacity: the test shows nothing")
+	}
+}
+
+// TestDecodeLike: an update's old pod, no longer among the decoded objects
+// kept, decoded like the new one shares its spec when only the status or
+// metadata changed (each version its own Object), equals its plain decode,
+// and is kept; with a like that is not an Object, or a type other than
+// pods, it is Decode.
+func TestDecodeLike(t *testing.T) {
+	c := mustNew(t, &corev1.Pod{}, Config{Decoded: 2})
+	v1 := apisim.NewPod("ns", "p", 3, apisim.PodOptions{ManagedFields: true})
+	v2 := v1.DeepCopy()
+	v2.ResourceVersion, v2.Status.Conditions[0].Reason = "2", "Later"
+	old, _ := c.Encode(v1)
+	cur, _ := c.Encode(v2)
+	forget := func() { c.cache.parts = [decodedShards]decodedPart{} }
+	forget()
+	newObj, err := c.Decode(cur)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.DecodeLike(old, cur)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gp, np := got.(*corev1.Pod), newObj.(*corev1.Pod)
+	if !apiequality.Semantic.DeepEqual(gp, v1) || gp == v1 {
+		t.Fatalf("old decoded like new: equal to v1 %v (a decode: %v)", apiequality.Semantic.DeepEqual(gp, v1), gp != v1)
+	}
+	if unsafe.SliceData(gp.Spec.Volumes) != unsafe.SliceData(np.Spec.Volumes) || unsafe.SliceData(gp.Status.Conditions) == unsafe.SliceData(np.Status.Conditions) {
+		t.Error("want the new pod's spec and a status of its own")
+	}
+	if again, _ := c.Decode(old); again != got {
+		t.Error("the old pod decoded like the new one is not kept")
+	}
+	forget()
+	if got, _ := c.DecodeLike(old, v2); !apiequality.Semantic.DeepEqual(got, v1) {
+		t.Error("like a decoded object (not an Object): not the plain decode")
+	}
+	forget()
+	// The new one is decoded too when it is not kept.
+	if got, _ := c.DecodeLike(old, cur); !apiequality.Semantic.DeepEqual(got, v1) {
+		t.Error("like an Object not kept: not the plain decode")
+	}
+	cm := mustNew(t, &corev1.ConfigMap{}, Config{Decoded: 1})
+	cm1 := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "c", ResourceVersion: "1"}, Data: map[string]string{"k": "v"}}
+	cm2 := cm1.DeepCopy()
+	cm2.ResourceVersion = "2"
+	o1, _ := cm.Encode(cm1)
+	o2, _ := cm.Encode(cm2)
+	cm.cache.parts = [decodedShards]decodedPart{}
+	if got, err := cm.DecodeLike(o1, o2); err != nil || !apiequality.Semantic.DeepEqual(got, cm1) {
+		t.Errorf("a ConfigMap decoded like another: %v, %v", got, err)
 	}
 }
 

@@ -27,7 +27,9 @@
 // Objects, and the index functions, the handlers and the cache's readers get decoded objects
 // (index.WithCodec). Events keep their semantics; a handler's old object in OnUpdate is decoded
 // from the cache, so it is equal to the object the handler was given before, but not the same
-// pointer unless it was still among the decoded objects.
+// pointer unless it was still among the decoded objects. It is decoded like the new object
+// (Codec.DecodeLike): a pod's spec or status whose encoding did not change is the new pod's, not
+// decoded again (wire.UnmarshalPodLike), as the diet shares a pod with its previous version.
 //
 // # Memory limit
 //

@@ -243,7 +243,8 @@
 // get decoded objects. The codec keeps the objects it decoded or encoded
 // last (compact.Config.Decoded), so a handler and a lister reading the
 // object just delivered share one decoded object; OnUpdate's old object is
-// decoded again once it has left them. Notifications, overflow backlogs and
+// decoded again once it has left them, like the new one
+// (compact.Codec.DecodeLike: a pod's unchanged spec or status is shared). Notifications, overflow backlogs and
 // late handlers' initial adds carry Objects, not decoded objects.
 //
 // # Bad input

@@ -28,16 +28,20 @@ type notification struct {
 }
 
 // decode replaces n's stored forms (WithCompactStore's Objects) by their
-// objects.
+// objects; the old object is decoded like the new one, sharing the parts
+// whose encodings are equal (compact.Codec.DecodeLike).
 func (n *notification) decode(c *compact.Codec) error {
-	var err error
+	obj, err := c.Decode(n.obj)
+	if err != nil {
+		return err
+	}
 	if n.old != nil {
-		if n.old, err = c.Decode(n.old); err != nil {
+		if n.old, err = c.DecodeLike(n.old, n.obj); err != nil {
 			return err
 		}
 	}
-	n.obj, err = c.Decode(n.obj)
-	return err
+	n.obj = obj
+	return nil
 }
 
 func (n notification) dispatch(h cache.ResourceEventHandler) {

@@ -127,8 +127,8 @@ func WithRelaxedOrder() Option { return func(c *config) { c.relaxed = true } }
 // index functions, the handlers and every read of the cache, with the last
 // cfg.Decoded decoded objects kept and shared. Reads cost a decode each
 // (package compact's doc states how much); OnUpdate's old object is decoded
-// from the cache: equal to the object the handler saw before, not
-// necessarily the same pointer. Stats().Compact reports the codec's counters.
+// from the cache, sharing the new one's unchanged parts: equal to the
+// object the handler saw before, not necessarily the same pointer. Stats().Compact reports the codec's counters.
 // Run it under a soft memory limit (GOMEMLIMIT; package compact's doc says
 // why): the retained heap is small, the garbage of decoding is not.
 func WithCompactStore(cfg compact.Config) Option {

@@ -49,3 +49,39 @@ func FuzzSharePod(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodePodLike: a pod's bytes decoded like another pod's decode as
+// the plain unmarshal does: both fail, with the same error, or both give
+// equal pods. The seeds pair versions of realistic pods.
+func FuzzDecodePodLike(f *testing.F) {
+	for i := range 3 {
+		p := apisim.NewPod("ns", fmt.Sprintf("p-%d", i), int64(i), apisim.PodOptions{ManagedFields: i != 1})
+		b, err := p.Marshal()
+		if err != nil {
+			f.Fatal(err)
+		}
+		p.Annotations["touched"] = "yes"
+		p.Status.Phase = "Succeeded"
+		l, err := p.Marshal()
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b, l)
+	}
+	f.Fuzz(func(t *testing.T, b, likeBytes []byte) {
+		var like corev1.Pod
+		if like.Unmarshal(likeBytes) != nil {
+			return
+		}
+		var full corev1.Pod
+		ferr := full.Unmarshal(b)
+		var got corev1.Pod
+		err := DecodePodLike(&got, b, &like, likeBytes)
+		if (err != nil) != (ferr != nil) || err != nil && err.Error() != ferr.Error() {
+			t.Fatalf("like error %v, plain error %v", err, ferr)
+		}
+		if err == nil && !apiequality.Semantic.DeepEqual(&full, &got) {
+			t.Fatalf("decoded like differs:\n%s", cmp.Diff(&full, &got))
+		}
+	})
+}

@@ -221,3 +221,79 @@ func TestMetaMapEntries(t *testing.T) {
 		}
 	}
 }
+
+// decodeLike is DecodePodLike into a new pod, failing the test on an
+// error.
+func decodeLike(t *testing.T, b []byte, like *corev1.Pod, likeBytes []byte) *corev1.Pod {
+	t.Helper()
+	p := &corev1.Pod{}
+	if err := DecodePodLike(p, b, like, likeBytes); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestDecodePodLike: an older version decoded like the newer one takes its
+// spec where only metadata or status changed, and its status where only
+// metadata or spec did; what changed is decoded; maps are its own; every
+// result equals the plain decode of its bytes; and sharing allocates less.
+func TestDecodePodLike(t *testing.T) {
+	newer := apisim.NewPod("ns", "p", 7, apisim.PodOptions{ManagedFields: true})
+	newerBytes := marshalPod(t, newer)
+	like := &corev1.Pod{}
+	if err := DecodePod(like, newerBytes); err != nil {
+		t.Fatal(err)
+	}
+	meta := newer.DeepCopy()
+	meta.ResourceVersion, meta.Annotations["touched"] = "6", "yes"
+	status := newer.DeepCopy()
+	status.Status.Conditions[0].Reason = "Before"
+	spec := newer.DeepCopy()
+	spec.Spec.Containers[0].Image = "before:1"
+	limits := func(p *corev1.Pod) corev1.ResourceList { return p.Spec.Containers[0].Resources.Limits }
+	for _, tc := range []struct {
+		name               string
+		old                *corev1.Pod
+		wantSpec, wantStat bool
+	}{
+		{"metadata changed", meta, true, true},
+		{"status changed", status, true, false},
+		{"spec changed", spec, false, true},
+		{"same bytes", newer, true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := marshalPod(t, tc.old)
+			got := decodeLike(t, b, like, newerBytes)
+			plain := &corev1.Pod{}
+			if err := plain.Unmarshal(b); err != nil {
+				t.Fatal(err)
+			}
+			if !apiequality.Semantic.DeepEqual(plain, got) {
+				t.Fatalf("differs from the plain decode:\n%s", cmp.Diff(plain, got))
+			}
+			if same(got.Spec.Volumes, like.Spec.Volumes) != tc.wantSpec || same(got.Status.Conditions, like.Status.Conditions) != tc.wantStat {
+				t.Errorf("spec shared %v (want %v), status shared %v (want %v)", same(got.Spec.Volumes, like.Spec.Volumes), tc.wantSpec,
+					same(got.Status.Conditions, like.Status.Conditions), tc.wantStat)
+			}
+			if sameMap(limits(got), limits(like)) || sameMap(got.Annotations, like.Annotations) {
+				t.Error("a map is like's")
+			}
+			if tc.wantSpec && !detectMutations {
+				shared := testing.AllocsPerRun(20, func() { _ = DecodePodLike(&corev1.Pod{}, b, like, newerBytes) })
+				whole := testing.AllocsPerRun(20, func() { _ = DecodePod(&corev1.Pod{}, b) })
+				if shared >= whole/2 {
+					t.Errorf("%.0f allocations sharing the spec, %.0f decoding it: want under half", shared, whole)
+				}
+			}
+		})
+	}
+	t.Run("no like", func(t *testing.T) {
+		b := marshalPod(t, meta)
+		if got := decodeLike(t, b, nil, nil); got.Annotations["touched"] != "yes" || same(got.Spec.Volumes, like.Spec.Volumes) {
+			t.Errorf("decoded like nothing: %+v", got.ObjectMeta)
+		}
+		if got := decodeLike(t, b, like, []byte{0xff}); same(got.Spec.Volumes, like.Spec.Volumes) {
+			t.Error("shared with unreadable like bytes")
+		}
+	})
+}
