@@ -224,7 +224,16 @@ func TestChurnCPUPerEvent(t *testing.T) {
 		if b < work/3 || b > 3*work {
 			t.Errorf("%s: the handler's %.0fµs of work cost %.1fµs per call in the child", impl, work*1e6, b*1e6)
 		}
-		if added := p[1] - p[0]; added < 0.7*b || added > 1.6*b {
+		// Every event calls the handler once, and the process's CPU over
+		// the events holds the handler thread's: the figure is at least the
+		// burn per call, however loaded the machine. What the burn adds to
+		// the run without it is checked only grossly: the two runs' other
+		// costs move with the load (a CI run beside other tests measured
+		// 502µs per event without work, 80µs alone, and added 227µs).
+		if p[1] < 0.95*b {
+			t.Errorf("%s: %.0fµs per event with %.0fµs of handler work measured per call: the figure leaves the handler out", impl, p[1]*1e6, b*1e6)
+		}
+		if added := p[1] - p[0]; added < 0.25*b || added > 3*b {
 			t.Errorf("%s: %.0fµs per event without handler work, %.0fµs with %.0fµs of it (%.0fµs measured): adds %.0fµs", impl,
 				p[0]*1e6, p[1]*1e6, work*1e6, b*1e6, added*1e6)
 		}
