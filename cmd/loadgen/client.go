@@ -416,7 +416,7 @@ type sideMsg struct {
 	m protocol.Message
 }
 
-// spawnSide starts sp in a child process (this binary with childFlag); its
+// spawnSide starts sp in a child process (this binary with protocol.ChildFlag); its
 // messages go to out, its stderr to stderr. The reading goroutine sends a
 // final msgExit after the process has exited.
 func spawnSide(ctx context.Context, i int, sp protocol.Spec, out chan<- sideMsg, stderr io.Writer) (*side, error) {
