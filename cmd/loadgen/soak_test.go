@@ -129,9 +129,14 @@ func TestSoakShort(t *testing.T) {
 					t.Errorf("%s: empty versions table %+v", r.Impl, f)
 				}
 			}
-			// The pod count is held steady: the cache's size moves by
-			// less than a writer's one pod.
-			if f, _ := s.Fit("objects"); f.Max-f.Min > 2 {
+			// The pod count is held steady: the server's moves by one
+			// pod (a delete, then a create). A sample of the cache's size
+			// moves by a few more: shardinformer's sums its shards, each
+			// at its own point in the stream (a create applied in one
+			// shard before an earlier delete in another: 3001 with 3000
+			// steady, under the race detector). Without the steady count
+			// the size would wander by tens of pods in a minute.
+			if f, _ := s.Fit("objects"); f.Max-f.Min > 4 {
 				t.Errorf("%s: cached objects between %v and %v, want steady", r.Impl, f.Min, f.Max)
 			}
 		}
